@@ -1,0 +1,58 @@
+"""Frozen values every engine returns and every reporter renders."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+
+
+class Severity(str, Enum):
+    INFO = "info"
+    WARNING = "warning"
+    ERROR = "error"
+
+    @property
+    def rank(self) -> int:
+        return {"info": 0, "warning": 1, "error": 2}[self.value]
+
+    def at_least(self, other: Severity) -> bool:
+        return self.rank >= other.rank
+
+
+@dataclass(frozen=True)
+class Location:
+    file: str
+    line: int | None = None
+    key: str | None = None
+
+    def __str__(self) -> str:
+        if self.line is None:
+            return self.file
+        return f"{self.file}:{self.line}"
+
+
+@dataclass(frozen=True)
+class Fix:
+    """A config change as data. ``action``: set (key := value), delete (key), rename (key -> new_key)."""
+
+    action: str
+    key: str
+    value: str | None = None
+    new_key: str | None = None
+
+
+@dataclass(frozen=True)
+class Finding:
+    code: str
+    name: str
+    severity: Severity
+    message: str
+    location: Location
+    why: str = ""
+    fix: Fix | None = None
+    references: tuple[str, ...] = ()
+    evidence: tuple[tuple[str, str], ...] = field(default=())
+    confidence: float | None = None
+
+    def sort_key(self) -> tuple[str, int, str]:
+        return (self.location.file, self.location.line or 0, self.code)

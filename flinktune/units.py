@@ -1,0 +1,243 @@
+"""Flink's value syntax, in one place.
+
+Ported from Flink's own parsers (facts and behaviour, not code):
+- MemorySize: ``flink-core/.../configuration/MemorySize.java`` (1.13 .. 2.x): ``<digits>[ ]<unit>``,
+  units case-insensitive and all powers of 1024, no unit = bytes, integers only.
+- Duration: ``flink-core/.../util/TimeUtils.java`` (1.13 .. 2.x): ``<digits>[ ]<unit>``, no unit =
+  milliseconds, negative values rejected.
+- Boolean / enum / list: ``ConfigurationUtils`` (1.20): case-insensitive ``true``/``false``,
+  case-insensitive enum constant names, ``;``-separated lists in the legacy file.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from flinktune.errors import ValueSyntaxError
+
+LONG_MAX = 2**63 - 1
+INT_MAX = 2**31 - 1
+
+_KIB = 1024
+# MemorySize.MemoryUnit labels, in Flink's order.
+_MEMORY_UNITS: dict[str, int] = {
+    "b": 1, "bytes": 1,
+    "k": _KIB, "kb": _KIB, "kibibytes": _KIB,
+    "m": _KIB**2, "mb": _KIB**2, "mebibytes": _KIB**2,
+    "g": _KIB**3, "gb": _KIB**3, "gibibytes": _KIB**3,
+    "t": _KIB**4, "tb": _KIB**4, "tebibytes": _KIB**4,
+}
+
+_NS = {"d": 86_400 * 10**9, "h": 3_600 * 10**9, "min": 60 * 10**9, "s": 10**9, "ms": 10**6,
+       "us": 10**3, "ns": 1}
+# TimeUtils.TimeUnit labels: singular() forms as given, plural() forms also with an "s".
+_DURATION_UNITS: dict[str, int] = {
+    "d": _NS["d"], "day": _NS["d"], "days": _NS["d"],
+    "h": _NS["h"], "hour": _NS["h"], "hours": _NS["h"],
+    "min": _NS["min"], "m": _NS["min"], "minute": _NS["min"], "minutes": _NS["min"],
+    "s": _NS["s"], "sec": _NS["s"], "secs": _NS["s"], "second": _NS["s"], "seconds": _NS["s"],
+    "ms": _NS["ms"], "milli": _NS["ms"], "millis": _NS["ms"], "millisecond": _NS["ms"],
+    "milliseconds": _NS["ms"],
+    "µs": _NS["us"], "micro": _NS["us"], "micros": _NS["us"], "microsecond": _NS["us"],
+    "microseconds": _NS["us"],
+    "ns": _NS["ns"], "nano": _NS["ns"], "nanos": _NS["ns"], "nanosecond": _NS["ns"],
+    "nanoseconds": _NS["ns"],
+}
+
+_NUMBER_UNIT = re.compile(r"^([0-9]+)(.*)$", re.DOTALL)
+# Bounds input handed to the regexes so a hostile 100 MB value cannot cost more than a scan.
+_MAX_VALUE_CHARS = 4096
+
+
+def _split_number_unit(text: str, what: str) -> tuple[int, str]:
+    if len(text) > _MAX_VALUE_CHARS:
+        raise ValueSyntaxError(f"{what} value is {len(text)} characters long")
+    trimmed = text.strip()
+    if not trimmed:
+        raise ValueSyntaxError(f"{what} value is empty")
+    match = _NUMBER_UNIT.match(trimmed)
+    if match is None:
+        raise ValueSyntaxError(f"{what} value '{trimmed}' does not start with a number")
+    digits, unit = match.group(1), match.group(2).strip().lower()
+    number = int(digits)
+    if number > LONG_MAX:
+        raise ValueSyntaxError(f"{what} value '{trimmed}' cannot be represented as a 64-bit number")
+    return number, unit
+
+
+@dataclass(frozen=True, order=True)
+class MemorySize:
+    """A byte count as Flink's MemorySize holds it."""
+
+    bytes: int
+
+    @property
+    def mebibytes(self) -> float:
+        return self.bytes / _KIB**2
+
+    def __str__(self) -> str:
+        return format_memory(self.bytes)
+
+
+def parse_memory_size(text: str | int) -> MemorySize:
+    """Parse ``32kb``, ``64 mb``, ``1g``, ``4096`` the way Flink's ``MemorySize.parse`` does."""
+    if isinstance(text, bool):
+        raise ValueSyntaxError(f"memory size value '{text}' is a boolean")
+    if isinstance(text, int):
+        if text < 0:
+            raise ValueSyntaxError(f"memory size value '{text}' is negative")
+        return MemorySize(text)
+    number, unit = _split_number_unit(str(text), "memory size")
+    if unit == "":
+        multiplier = 1
+    elif unit in _MEMORY_UNITS:
+        multiplier = _MEMORY_UNITS[unit]
+    else:
+        raise ValueSyntaxError(
+            f"memory size value '{str(text).strip()}' has unknown unit '{unit}'"
+            " (use b, kb, mb, gb or tb; fractions such as 1.5g are not allowed)"
+        )
+    total = number * multiplier
+    if total > LONG_MAX:
+        raise ValueSyntaxError(f"memory size value '{str(text).strip()}' overflows a 64-bit byte count")
+    return MemorySize(total)
+
+
+def format_memory(num_bytes: int) -> str:
+    """The shortest exact Flink spelling: ``32kb``, ``64mb``, ``1gb``, else plain bytes."""
+    for label, size in (("tb", _KIB**4), ("gb", _KIB**3), ("mb", _KIB**2), ("kb", _KIB)):
+        if num_bytes >= size and num_bytes % size == 0:
+            return f"{num_bytes // size}{label}"
+    return f"{num_bytes}b"
+
+
+@dataclass(frozen=True, order=True)
+class Duration:
+    """A duration as Flink's ``java.time.Duration`` holds it, in nanoseconds."""
+
+    nanos: int
+
+    @property
+    def ms(self) -> float:
+        return self.nanos / 1e6
+
+    @property
+    def seconds(self) -> float:
+        return self.nanos / 1e9
+
+    def __str__(self) -> str:
+        return format_duration(self.nanos)
+
+
+def parse_duration(text: str | int) -> Duration:
+    """Parse ``100 ms``, ``1 min``, ``5s``, ``100`` (ms) the way Flink's ``TimeUtils.parseDuration`` does."""
+    if isinstance(text, bool):
+        raise ValueSyntaxError(f"duration value '{text}' is a boolean")
+    if isinstance(text, int):
+        if text < 0:
+            raise ValueSyntaxError(f"duration value '{text}' is negative (Flink rejects negative durations)")
+        return Duration(text * _NS["ms"])
+    number, unit = _split_number_unit(str(text), "duration")
+    if unit == "":
+        multiplier = _NS["ms"]
+    elif unit in _DURATION_UNITS:
+        multiplier = _DURATION_UNITS[unit]
+    else:
+        raise ValueSyntaxError(
+            f"duration value '{str(text).strip()}' has unknown unit '{unit}'"
+            " (use ms, s, min, h, d, us or ns)"
+        )
+    return Duration(number * multiplier)
+
+
+def format_duration(nanos: int) -> str:
+    """The shortest exact Flink spelling: ``100 ms``, ``5 s``, ``1 min``."""
+    for label, size in (("d", _NS["d"]), ("h", _NS["h"]), ("min", _NS["min"]), ("s", _NS["s"]),
+                        ("ms", _NS["ms"]), ("us", _NS["us"])):
+        if nanos >= size and nanos % size == 0:
+            return f"{nanos // size} {label}"
+    if nanos == 0:
+        return "0 ms"
+    return f"{nanos} ns"
+
+
+def parse_bool(text: str | bool) -> bool:
+    """Flink's ``ConfigurationUtils.convertToBoolean``: only true/false, any case."""
+    if isinstance(text, bool):
+        return text
+    lowered = str(text).strip().lower()
+    if lowered == "true":
+        return True
+    if lowered == "false":
+        return False
+    raise ValueSyntaxError(f"boolean value '{str(text).strip()}' is neither true nor false")
+
+
+def parse_int(text: str | int, *, bits: int = 32) -> int:
+    """Java ``Integer.parseInt`` / ``Long.parseLong`` semantics (optional sign, digits only)."""
+    if isinstance(text, bool):
+        raise ValueSyntaxError(f"integer value '{text}' is a boolean")
+    if isinstance(text, int):
+        value = text
+    else:
+        stripped = str(text).strip()
+        if len(stripped) > 64 or not re.fullmatch(r"[+-]?[0-9]+", stripped):
+            raise ValueSyntaxError(f"integer value '{stripped[:64]}' is not a whole number")
+        value = int(stripped)
+    limit = 2 ** (bits - 1)
+    if not -limit <= value < limit:
+        raise ValueSyntaxError(f"integer value '{value}' does not fit in {bits} bits")
+    return value
+
+
+def parse_float(text: str | int | float) -> float:
+    """Java ``Float.parseFloat`` / ``Double.parseDouble`` for the forms configs use."""
+    if isinstance(text, bool):
+        raise ValueSyntaxError(f"number value '{text}' is a boolean")
+    if isinstance(text, int | float):
+        return float(text)
+    stripped = str(text).strip()
+    if len(stripped) > 64 or not re.fullmatch(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?[fFdD]?",
+                                              stripped):
+        raise ValueSyntaxError(f"number value '{stripped[:64]}' is not a number")
+    return float(stripped.rstrip("fFdD"))
+
+
+def parse_enum(text: str, allowed: tuple[str, ...]) -> str:
+    """Case-insensitive match of a constant name, as ``convertToEnum`` does; returns the constant."""
+    wanted = str(text).strip()
+    for constant in allowed:
+        if constant.lower() == wanted.lower():
+            return constant
+    raise ValueSyntaxError(f"value '{wanted}' is not one of {', '.join(allowed)}")
+
+
+def parse_list(value: str | list[object]) -> list[str]:
+    """Legacy ``a;b;c`` lists (config.yaml may give a YAML list instead)."""
+    if isinstance(value, list):
+        return [str(item) for item in value]
+    return [item.strip() for item in str(value).split(";") if item.strip()]
+
+
+# Bandwidth and rate syntax for the CLI (not Flink options): 10Gbit/s, 1.25GB/s, 100Mbps.
+_BANDWIDTH = re.compile(r"^\s*([0-9]*\.?[0-9]+(?:[eE][+-]?[0-9]+)?)\s*([kKmMgGtT]?)(bit|b|bps|B|Bps)?(?:/s)?\s*$")
+
+
+def parse_bandwidth_bytes_per_s(text: str | float) -> float:
+    """Parse a link bandwidth; decimal prefixes (network convention): ``10Gbit/s`` = 1.25e9 B/s."""
+    if isinstance(text, int | float) and not isinstance(text, bool):
+        if text <= 0:
+            raise ValueSyntaxError(f"bandwidth '{text}' must be positive")
+        return float(text)
+    match = _BANDWIDTH.match(str(text)[:_MAX_VALUE_CHARS])
+    if match is None:
+        raise ValueSyntaxError(f"bandwidth '{text}' is not like 10Gbit/s, 1.25GB/s or 100Mbps")
+    number = float(match.group(1))
+    prefix = {"": 1.0, "k": 1e3, "m": 1e6, "g": 1e9, "t": 1e12}[match.group(2).lower()]
+    unit = match.group(3) or "B"
+    per_byte = 1 / 8 if unit in ("bit", "b", "bps") else 1.0
+    value = number * prefix * per_byte
+    if value <= 0:
+        raise ValueSyntaxError(f"bandwidth '{text}' must be positive")
+    return value

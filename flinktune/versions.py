@@ -1,0 +1,52 @@
+"""Flink versions flinktune supports, and the facts that hang on the version alone."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from flinktune.errors import UsageError
+
+
+@dataclass(frozen=True, order=True)
+class FlinkVersion:
+    major: int
+    minor: int
+
+    def __str__(self) -> str:
+        return f"{self.major}.{self.minor}"
+
+    @property
+    def reads_only_config_yaml(self) -> bool:
+        """Flink 2.x reads only ``config.yaml`` (FLINK-33677, 2.0 release notes)."""
+        return self.major >= 2
+
+    @property
+    def supports_config_yaml(self) -> bool:
+        """``config.yaml`` (standard YAML) is read from 1.19 on (FLINK-33577)."""
+        return (self.major, self.minor) >= (1, 19)
+
+
+SUPPORTED: tuple[FlinkVersion, ...] = tuple(
+    [FlinkVersion(1, m) for m in range(13, 21)] + [FlinkVersion(2, m) for m in range(0, 3)]
+)
+# Used when neither the file nor --flink-version says which Flink it targets: the newest 1.x,
+# because most configs in the wild are flat flink-conf.yaml files for the 1.x line.
+DEFAULT_VERSION = FlinkVersion(1, 20)
+
+_VERSION_TEXT = re.compile(r"^\s*v?(\d+)[._](\d+)(?:[._]\d+)?(?:[-.].*)?\s*$", re.IGNORECASE)
+
+
+def parse_version(text: str) -> FlinkVersion:
+    """Accept ``1.20``, ``1.20.1``, ``v1_20`` (the operator's enum), ``2.0-preview1``."""
+    match = _VERSION_TEXT.match(str(text))
+    if match is None:
+        raise UsageError(f"Flink version '{text}' is not like 1.20 or 2.0")
+    version = FlinkVersion(int(match.group(1)), int(match.group(2)))
+    if version < SUPPORTED[0]:
+        raise UsageError(f"Flink {version} is older than the oldest supported version {SUPPORTED[0]}")
+    return version
+
+
+def newest_known() -> FlinkVersion:
+    return SUPPORTED[-1]
