@@ -46,6 +46,12 @@ _DURATION_UNITS: dict[str, int] = {
 }
 
 _NUMBER_UNIT = re.compile(r"^([0-9]+)(.*)$", re.DOTALL)
+# Java's String.trim() strips every character <= U+0020 and nothing else (not U+00A0, not U+3000).
+_JAVA_WHITESPACE = "".join(chr(c) for c in range(33))
+
+
+def _java_trim(text: str) -> str:
+    return text.strip(_JAVA_WHITESPACE)
 # Bounds input handed to the regexes so a hostile 100 MB value cannot cost more than a scan.
 _MAX_VALUE_CHARS = 4096
 
@@ -53,13 +59,13 @@ _MAX_VALUE_CHARS = 4096
 def _split_number_unit(text: str, what: str) -> tuple[int, str]:
     if len(text) > _MAX_VALUE_CHARS:
         raise ValueSyntaxError(f"{what} value is {len(text)} characters long")
-    trimmed = text.strip()
+    trimmed = _java_trim(text)
     if not trimmed:
         raise ValueSyntaxError(f"{what} value is empty")
     match = _NUMBER_UNIT.match(trimmed)
     if match is None:
         raise ValueSyntaxError(f"{what} value '{trimmed}' does not start with a number")
-    digits, unit = match.group(1), match.group(2).strip().lower()
+    digits, unit = match.group(1), _java_trim(match.group(2)).lower()
     number = int(digits)
     if number > LONG_MAX:
         raise ValueSyntaxError(f"{what} value '{trimmed}' cannot be represented as a 64-bit number")
@@ -148,13 +154,20 @@ def parse_duration(text: str | int) -> Duration:
             f"duration value '{str(text).strip()}' has unknown unit '{unit}'"
             " (use ms, s, min, h, d, us or ns)"
         )
+    if number * multiplier // 10**9 > LONG_MAX:
+        # java.time.Duration holds a long of seconds; Duration.of overflows past it.
+        raise ValueSyntaxError(f"duration value '{str(text).strip()}' overflows java.time.Duration")
     return Duration(number * multiplier)
 
 
 def format_duration(nanos: int) -> str:
-    """The shortest exact Flink spelling: ``100 ms``, ``5 s``, ``1 min``."""
+    """The shortest exact Flink spelling: ``100 ms``, ``5 s``, ``1 min``.
+
+    Microseconds are written in ``ns``: Flink's only microsecond label is ``µs`` (no ``us``),
+    and an ASCII spelling is safer in user files.
+    """
     for label, size in (("d", _NS["d"]), ("h", _NS["h"]), ("min", _NS["min"]), ("s", _NS["s"]),
-                        ("ms", _NS["ms"]), ("us", _NS["us"])):
+                        ("ms", _NS["ms"])):
         if nanos >= size and nanos % size == 0:
             return f"{nanos // size} {label}"
     if nanos == 0:

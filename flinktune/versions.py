@@ -28,7 +28,7 @@ class FlinkVersion:
 
 
 SUPPORTED: tuple[FlinkVersion, ...] = tuple(
-    [FlinkVersion(1, m) for m in range(13, 21)] + [FlinkVersion(2, m) for m in range(0, 3)]
+    [FlinkVersion(1, m) for m in range(13, 21)] + [FlinkVersion(2, m) for m in range(0, 4)]
 )
 # Used when neither the file nor --flink-version says which Flink it targets: the newest 1.x,
 # because most configs in the wild are flat flink-conf.yaml files for the 1.x line.

@@ -20,7 +20,7 @@ LAYERS: dict[str, int] = {
     "model": 1,
     "rules": 2, "sim": 2,
     "analysis": 3,
-    "advise": 4, "collect": 4,
+    "advise": 4, "collect": 4, "lint": 4,
     "report": 5,
     "cli": 6,
 }

@@ -47,6 +47,8 @@ class ConfigDocument:
     issues: tuple[ConfigIssue, ...] = ()
     name: str | None = None                  # manifest metadata.name, when there is one
     version_hint: str | None = None          # e.g. FlinkDeployment spec.flinkVersion "v1_20"
+    # For a ConfigMap: the format of the embedded file (FLAT for flink-conf.yaml, YAML for config.yaml).
+    embedded: ConfigFormat | None = None
 
     def get(self, key: str) -> ConfigEntry | None:
         """The effective entry for ``key``: the last one wins, as in Flink."""

@@ -1,0 +1,119 @@
+"""The one pass over the data: every aggregate at once, in long form, per time slot.
+
+1. ``slot_stats``: one groupBy over the canonical rows -> per (job, vertex, subtask, metric,
+   rank, slot): count, sum, max, counts above two thresholds, first/last value and time.
+   This is the only step that touches raw rows.
+2. ``series_stats``: over the (small) slot table: drop the warm-up, turn counters into rates
+   with counter resets handled, and summarise each series.
+3. ``strip_stats``: the per-vertex time strip (back pressure and busy per slot).
+
+Built-in functions only (no Python UDFs); the caller collects only the small outputs.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from flinktune.analysis import names
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
+
+SERIES_KEYS = ("job_key", "vertex_key", "subtask_index", "metric", "rank")
+
+
+def slot_stats(df: DataFrame, origin_ms: int, slot_ms: int) -> DataFrame:
+    from pyspark.sql import functions as F
+
+    lo_map = F.create_map(*[x for k, (lo, _) in names.THRESHOLDS.items() for x in (F.lit(k), F.lit(lo))])
+    hi_map = F.create_map(*[x for k, (_, hi) in names.THRESHOLDS.items() for x in (F.lit(k), F.lit(hi))])
+    # busyTimeMsPerSecond is NaN for some sources (e.g. SQL datagen): NaN is "not measured", not a
+    # value, so it is dropped from every aggregate instead of poisoning the averages.
+    v = F.when(~F.isnan("value"), F.col("value"))
+    keyed = df.select(
+        F.coalesce(F.col("job_id"), F.col("job_name"), F.lit("")).alias("job_key"),
+        F.coalesce(F.col("vertex_id"), F.col("task_name")).alias("vertex_key"),
+        F.coalesce(F.col("subtask_index"), F.lit(0)).alias("subtask_index"),
+        "metric", "rank", "ts", v.alias("v"),
+        F.floor((F.col("ts") - F.lit(origin_ms)) / F.lit(slot_ms)).cast("int").alias("slot"),
+        "job_id", "job_name", "vertex_id", "task_name", "tm_id",
+    ).where(F.col("vertex_key").isNotNull())
+    return keyed.groupBy(*SERIES_KEYS, "slot").agg(
+        F.count("v").alias("n"),
+        F.sum("v").alias("s"),
+        F.max("v").alias("mx"),
+        F.count(F.when(F.col("v") > lo_map[F.col("metric")], True)).alias("n_lo"),
+        F.count(F.when(F.col("v") > hi_map[F.col("metric")], True)).alias("n_hi"),
+        F.min("ts").alias("t0"),
+        F.max("ts").alias("t1"),
+        F.min_by("v", "ts").alias("v0"),
+        F.max_by("v", "ts").alias("v1"),
+        F.first("job_id", ignorenulls=True).alias("job_id"),
+        F.first("job_name", ignorenulls=True).alias("job_name"),
+        F.first("vertex_id", ignorenulls=True).alias("vertex_id"),
+        F.first("task_name", ignorenulls=True).alias("task_name"),
+        F.first("tm_id", ignorenulls=True).alias("tm_id"),
+    )
+
+
+def trim_warmup(slots: DataFrame, warmup_fraction: float, warmup_ms: int | None) -> DataFrame:
+    """Drop the slots that end before the warm-up cut of their job (a fraction of the job's
+    observed span, or a fixed duration): start-up transients and the 60 s ramp of Flink's
+    ``...PerSecond`` meters would otherwise count as load."""
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    w = Window.partitionBy("job_key")
+    start = F.min("t0").over(w)
+    end = F.max("t1").over(w)
+    cut = start + (F.lit(warmup_ms) if warmup_ms is not None else (end - start) * F.lit(warmup_fraction))
+    # A slot is kept when its last sample is at or after the cut (one-scrape dumps keep it all).
+    return slots.withColumn("_cut", cut).where(F.col("t1") >= F.col("_cut")).drop("_cut")
+
+
+def series_stats(slots: DataFrame) -> DataFrame:
+    """Per series: mean, max, share of samples above the two thresholds, and for counters the
+    rate per second with resets handled. Within a slot a reset shows as a last value below the
+    slot's max (delta = max - first + last); across slots as a first value below the previous
+    slot's last (delta = first)."""
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    w = Window.partitionBy(*SERIES_KEYS).orderBy("slot")
+    prev_last = F.lag("v1").over(w)
+    in_slot = F.when(F.col("v1") < F.col("mx"), F.col("mx") - F.col("v0") + F.col("v1")) \
+        .otherwise(F.col("v1") - F.col("v0"))
+    across = F.when(prev_last.isNull(), F.lit(0.0)) \
+        .when(F.col("v0") >= prev_last, F.col("v0") - prev_last).otherwise(F.col("v0"))
+    with_delta = slots.withColumn("delta", F.coalesce(in_slot, F.lit(0.0)) + F.coalesce(across, F.lit(0.0)))
+    agg = with_delta.groupBy(*SERIES_KEYS).agg(
+        F.sum("n").alias("n"),
+        (F.sum("s") / F.sum("n")).alias("mean"),
+        F.max("mx").alias("max"),
+        (F.sum("n_lo") / F.sum("n")).alias("frac_lo"),
+        (F.sum("n_hi") / F.sum("n")).alias("frac_hi"),
+        F.sum("delta").alias("delta"),
+        F.min("t0").alias("t_first"),
+        F.max("t1").alias("t_last"),
+        F.count("slot").alias("slots"),
+        F.first("job_id", ignorenulls=True).alias("job_id"),
+        F.first("job_name", ignorenulls=True).alias("job_name"),
+        F.first("vertex_id", ignorenulls=True).alias("vertex_id"),
+        F.first("task_name", ignorenulls=True).alias("task_name"),
+        F.first("tm_id", ignorenulls=True).alias("tm_id"),
+    )
+    span_s = (F.col("t_last") - F.col("t_first")) / F.lit(1000.0)
+    is_counter = F.col("metric").isin(list(names.COUNTERS))
+    return agg.withColumn("rate", F.when(is_counter & (span_s > 0), F.col("delta") / span_s))
+
+
+STRIP_METRICS = ("backPressuredTimeMsPerSecond", "busyTimeMsPerSecond", "backPressureRatio", "isBackPressured")
+
+
+def strip_stats(slots: DataFrame) -> DataFrame:
+    """Per (job, vertex, metric, rank, slot): the worst subtask's mean in the slot."""
+    from pyspark.sql import functions as F
+
+    return (slots.where(F.col("metric").isin(list(STRIP_METRICS)) & (F.col("n") > 0))
+            .groupBy("job_key", "vertex_key", "metric", "rank", "slot")
+            .agg(F.max(F.col("s") / F.col("n")).alias("worst"), F.min("t0").alias("t0")))

@@ -1,0 +1,239 @@
+"""The job entry: one Spark pass over the dump, then pure-Python diagnosis of the small result.
+
+Spark actions: at most one cheap bounds query (skipped for local parquet, whose footers carry
+the ``ts`` range), then two collects over a persisted slot table (series statistics and the
+per-vertex time strip). Raw rows never reach the driver.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from flinktune.analysis import aggregate, load
+from flinktune.analysis.diagnose import Environment, JobDiagnosis, build_vertices, diagnose_job
+from flinktune.analysis.facts import bp_level, pivot_subtasks, series_from_rows
+from flinktune.analysis.plan import JobPlan, find_plan_beside, load_plan
+from flinktune.errors import MetricsError, UsageError
+from flinktune.findings import Finding
+from flinktune.versions import DEFAULT_VERSION, FlinkVersion
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+Progress = Callable[[str], None]
+
+DEFAULT_SLOTS = 40
+
+
+@dataclass(frozen=True)
+class AnalysisOptions:
+    inputs: tuple[str, ...]
+    plan_path: str | None = None
+    job: str | None = None
+    since_ms: int | None = None
+    until_ms: int | None = None
+    warmup: str = "10%"
+    slots: int = DEFAULT_SLOTS
+    env: Environment = field(default_factory=Environment)
+    version: FlinkVersion = DEFAULT_VERSION
+    rule_dirs: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class AnalysisResult:
+    jobs: tuple[JobDiagnosis, ...]
+    plan_file: str | None
+    inputs: tuple[str, ...]
+    samples: int
+    notes: tuple[str, ...] = ()
+    findings: tuple[Finding, ...] = ()
+
+
+def parse_warmup(text: str) -> tuple[float, int | None]:
+    """``10%`` -> (0.10, None); ``30s`` / ``500ms`` / ``2min`` -> (0, ms)."""
+    t = text.strip().lower()
+    m = re.fullmatch(r"(\d+(?:\.\d+)?)\s*%", t)
+    if m:
+        frac = float(m.group(1)) / 100
+        if not 0 <= frac < 1:
+            raise UsageError(f"--warmup {text}: a share must be below 100%")
+        return frac, None
+    from flinktune.units import parse_duration
+
+    try:
+        return 0.0, int(parse_duration(t).ms)
+    except Exception:
+        raise UsageError(f"--warmup {text}: expected a share like 10% or a duration like 30s") from None
+
+
+def _bounds(spark: SparkSession, df, inputs: Sequence[load.InputSet]) -> tuple[int, int]:  # type: ignore[no-untyped-def]
+    from pyspark.sql import functions as F
+
+    if all(i.fmt == "parquet" for i in inputs):
+        found = [load.check_parquet(i.paths) for i in inputs]
+        if all(f is not None for f in found):
+            return min(f[0] for f in found if f), max(f[1] for f in found if f)
+    row = df.agg(F.min("ts").alias("lo"), F.max("ts").alias("hi")).collect()[0]
+    if row["lo"] is None:
+        raise MetricsError("dump holds no rows of metrics flinktune reads (after --job/--since/--until)",
+                           file=inputs[0].paths[0])
+    return int(row["lo"]), int(row["hi"])
+
+
+STRIP_CHARS = {"OK": "·", "LOW": "▒", "HIGH": "█", "unknown": " "}
+
+
+def _strip(values: dict[int, float], nslots: int, scale: float) -> str:
+    out = []
+    last = " "
+    for i in range(nslots):
+        v = values.get(i)
+        # Slots finer than the sampling interval are empty: carry the last sample forward.
+        if v is not None and not math.isnan(v):
+            last = STRIP_CHARS[bp_level(v / scale)]
+        out.append(last)
+    return "".join(out)
+
+
+def run_analysis(spark: SparkSession, options: AnalysisOptions, progress: Progress | None = None) -> AnalysisResult:
+    say = progress or (lambda _msg: None)
+    inputs = load.resolve_inputs(list(options.inputs))
+    plan: JobPlan | None = None
+    plan_file = options.plan_path or (str(p) if (p := find_plan_beside(list(options.inputs))) else None)
+    if plan_file:
+        plan = load_plan(plan_file)
+    warm_frac, warm_ms = parse_warmup(options.warmup)
+    filters = load.Filters(options.job, options.since_ms, options.until_ms)
+    say("reading " + ", ".join(f"{len(i.paths)} {i.fmt}" for i in inputs))
+    canon = load.load_canonical(spark, inputs, filters)
+    try:
+        lo, hi = _bounds(spark, canon, inputs)
+        if options.since_ms is not None:
+            lo = max(lo, options.since_ms)
+        if options.until_ms is not None:
+            hi = min(hi, options.until_ms)
+        slot_ms = max(1, math.ceil((hi - lo + 1) / max(1, options.slots)))
+        say("aggregating in one pass")
+        slots = aggregate.slot_stats(canon, lo, slot_ms)
+        slots = aggregate.trim_warmup(slots, warm_frac, warm_ms).persist()
+        try:
+            series_rows = [r.asDict() for r in aggregate.series_stats(slots).collect()]
+            say("building the time strip")
+            strip_rows = [r.asDict() for r in aggregate.strip_stats(slots).collect()]
+        finally:
+            slots.unpersist()
+    except MetricsError:
+        raise
+    except Exception as error:
+        raise MetricsError(f"cannot analyse the dump: {load._first_error_line(error)}",
+                           file=inputs[0].paths[0]) from None
+    if not series_rows:
+        raise MetricsError("dump holds no rows of metrics flinktune reads (backPressuredTimeMsPerSecond, "
+                           "busyTimeMsPerSecond, outPoolUsage, ...) after filtering", file=inputs[0].paths[0])
+    say("diagnosing")
+    series = series_from_rows(series_rows)
+    subtasks = pivot_subtasks(series)
+    seen_names: dict[tuple[str, str], str] = {}
+    job_ids: dict[str, tuple[str | None, str | None]] = {}
+    for s in series:
+        if s.task_name:
+            seen_names.setdefault((s.job_key, s.vertex_key), s.task_name)
+        cur = job_ids.get(s.job_key, (None, None))
+        job_ids[s.job_key] = (cur[0] or s.job_id, cur[1] or s.job_name)
+    by_job = build_vertices(subtasks, plan, seen_names)
+    # Per vertex and slot: the worst subtask, best naming rank first.
+    strip_best: dict[tuple[str, str, str, int], tuple[int, float]] = {}
+    for r in strip_rows:
+        k = (r["job_key"], r["vertex_key"], r["metric"], int(r["slot"]))
+        if k not in strip_best or r["rank"] < strip_best[k][0]:
+            strip_best[k] = (r["rank"], float(r["worst"]))
+    slot_ids = sorted({k[3] for k in strip_best})
+    first_slot = slot_ids[0] if slot_ids else 0
+    nslots = (slot_ids[-1] - first_slot + 1) if slot_ids else 0
+    jobs = []
+    for job_key, vertices in sorted(by_job.items()):
+        strips: dict[str, tuple[str, str]] = {}
+        for v in vertices:
+            def vals(metric: str, vkey: str = v.vertex_key, jk: str = job_key) -> dict[int, float]:
+                return {k[3] - first_slot: val for k, (_, val) in strip_best.items()
+                        if k[0] == jk and k[1] == vkey and k[2] == metric}
+            bp_vals = vals("backPressuredTimeMsPerSecond")
+            bp_scale = 1000.0
+            if not bp_vals:
+                bp_vals, bp_scale = vals("backPressureRatio"), 1.0
+            strips[v.vertex_key] = (_strip(bp_vals, nslots, bp_scale),
+                                    _strip(vals("busyTimeMsPerSecond"), nslots, 1000.0))
+        jid, jname = job_ids.get(job_key, (None, None))
+        mine = [s for s in series if s.job_key == job_key and s.t_first is not None and s.t_last is not None]
+        window = (min(s.t_first for s in mine), max(s.t_last for s in mine)) if mine else None  # type: ignore[type-var]
+        job_plan = plan if plan is None or not plan.job_id or plan.job_id in (jid, job_key) else None
+        jobs.append(diagnose_job(job_key, vertices, job_plan if job_plan else (plan if len(by_job) == 1 else None),
+                                 options.env, jid, jname, strips, window))  # type: ignore[arg-type]
+    notes = () if plan_file else ("no job plan found",)
+    say("applying the analysis rules")
+    findings = findings_for(jobs, options, inputs[0].paths[0])
+    return AnalysisResult(tuple(jobs), plan_file, tuple(options.inputs),
+                          samples=sum(s.n for s in series), notes=notes, findings=tuple(findings))
+
+
+def _window_text(window: tuple[int, int] | None) -> str:
+    if window is None:
+        return "n/a"
+    import datetime as dt
+
+    def iso(ms: int) -> str:
+        return dt.datetime.fromtimestamp(ms / 1000, dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+    return f"{iso(window[0])} .. {iso(window[1])} ({(window[1] - window[0]) / 1000:.0f} s)"
+
+
+def findings_for(jobs: Sequence[JobDiagnosis], options: AnalysisOptions, file: str) -> list[Finding]:
+    """Run the vertex rules (rules/analysis/FTA*.yaml plus --rules DIRs) over each job's facts;
+    attach evidence (metrics, window, subtasks), the vertex as location and the confidence."""
+    import dataclasses
+
+    from flinktune.analysis.diagnose import vertex_items
+    from flinktune.findings import Location
+    from flinktune.rules import evaluate_items, load_rules
+
+    ruleset = load_rules(options.rule_dirs)
+    env = {"segment_bytes": options.env.segment_bytes, "bandwidth_bytes_per_s": options.env.bandwidth_bytes_per_s,
+           "rtt_s": options.env.rtt_s}
+    out: list[Finding] = []
+    for diag in jobs:
+        for item in vertex_items(diag, options.env):
+            # One item per call, so each finding is known to belong to its vertex.
+            for f in evaluate_items(ruleset, "vertex", [item], options.version, env, file):
+                extra: list[tuple[str, str]] = [("vertex", str(item["name"])),
+                                                ("window", _window_text(diag.window_ms))]
+                subs = item.get("busy_subtasks")
+                if subs:
+                    extra.append(("busy subtasks", ", ".join(str(x) for x in subs)))  # type: ignore[attr-defined]
+                if item.get("evidence"):
+                    extra.append(("evidence", str(item["evidence"])))
+                conf = item.get("confidence")
+                out.append(dataclasses.replace(
+                    f, location=Location(file=file, key=str(item["name"])), evidence=tuple(extra) + f.evidence,
+                    confidence=float(conf) if isinstance(conf, int | float) else f.confidence))
+    return out
+
+
+def analyze(options: AnalysisOptions, master: str = "local[*]", conf: dict[str, str] | None = None,
+            progress: Progress | None = None, session: SparkSession | None = None) -> AnalysisResult:
+    """Start (or reuse) a session and run the analysis."""
+    from flinktune.analysis.session import build_session
+
+    say = progress or (lambda _msg: None)
+    if session is None:
+        # Check the inputs and the plan before paying for a JVM.
+        load.resolve_inputs(list(options.inputs))
+        if options.plan_path:
+            load_plan(options.plan_path)
+        parse_warmup(options.warmup)
+        say(f"starting Spark ({master})")
+        session = build_session(master, conf)
+    return run_analysis(session, options, progress)

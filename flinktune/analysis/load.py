@@ -1,0 +1,542 @@
+"""Reading a metrics dump of any accepted shape into the canonical long table.
+
+Accepted (DESIGN.md, docs/metrics-schema.md): parquet, CSV or JSON lines, as a file, a folder
+(partitioned datasets too) or a glob; the canonical long table, REST ids
+(``Shuffle.Netty.Output.Buffers.outPoolUsage``, ``buffers.outPoolUsage``), full Flink metric
+identifiers, Prometheus names (with labels inline or as columns), wide tables with one column per
+metric, and the Prometheus text exposition format (``.prom``/``.txt``, gzipped or not).
+
+Every transform here is DataFrame -> DataFrame with built-in functions only (no Python UDFs):
+the names are normalised row by row by Spark itself, so nothing but aggregates reaches Python.
+Schemas are explicit: parquet's comes from its footer, CSV's and JSON's are built from the
+header / first record, never inferred from the data.
+"""
+
+from __future__ import annotations
+
+import glob as globmod
+import gzip
+import json
+import os
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from flinktune.analysis import names
+from flinktune.errors import MetricsError
+
+if TYPE_CHECKING:
+    from pyspark.sql import Column, DataFrame, SparkSession
+
+PARQUET_EXT = (".parquet", ".parq")
+CSV_EXT = (".csv", ".csv.gz", ".tsv")
+JSON_EXT = (".jsonl", ".ndjson", ".json", ".jsonl.gz", ".ndjson.gz", ".json.gz")
+PROM_EXT = (".prom", ".txt", ".prom.gz", ".txt.gz")
+# JSON files beside a dump that are not metrics.
+SIDE_FILES = {"plan.json", "ground_truth.json", "job-vertices.json"}
+
+
+@dataclass(frozen=True)
+class InputSet:
+    """Paths of one format, read together."""
+
+    fmt: str  # parquet | csv | json | prometheus
+    paths: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Filters:
+    job: str | None = None
+    since_ms: int | None = None
+    until_ms: int | None = None
+
+
+def _fmt_of(path: str) -> str | None:
+    low = path.lower()
+    for fmt, exts in (("parquet", PARQUET_EXT), ("csv", CSV_EXT), ("json", JSON_EXT),
+                      ("prometheus", PROM_EXT)):
+        if low.endswith(exts):
+            return fmt
+    return None
+
+
+def _is_remote(path: str) -> bool:
+    return re.match(r"^[a-zA-Z][a-zA-Z0-9+.-]*://", path) is not None and not path.startswith("file://")
+
+
+def resolve_inputs(items: Sequence[str]) -> list[InputSet]:
+    """Expand files, folders and globs; group by format. A folder contributes its metrics files
+    of one format (parquet first), so a dump folder with a plan.json and a Prometheus sample
+    beside the parquet reads just the parquet."""
+    by_fmt: dict[str, list[str]] = {}
+    for item in items:
+        if _is_remote(item):
+            fmt = _fmt_of(item.rstrip("/")) or "parquet"
+            by_fmt.setdefault(fmt, []).append(item)
+            continue
+        if any(ch in item for ch in "*?["):
+            matched = sorted(globmod.glob(item, recursive=True))
+            if not matched:
+                raise MetricsError("no file matches this pattern", file=item)
+            for m in matched:
+                if os.path.isfile(m) and os.path.basename(m) not in SIDE_FILES:
+                    fmt = _fmt_of(m)
+                    if fmt is None:
+                        continue
+                    by_fmt.setdefault(fmt, []).append(m)
+            continue
+        p = Path(item)
+        if p.is_dir():
+            found: dict[str, list[str]] = {}
+            for f in sorted(p.rglob("*")):
+                if f.is_file() and f.name not in SIDE_FILES and not f.name.startswith((".", "_")):
+                    fmt = _fmt_of(f.name)
+                    if fmt is not None:
+                        found.setdefault(fmt, []).append(str(f))
+            for fmt in ("parquet", "csv", "json", "prometheus"):
+                if fmt in found:
+                    # Parquet folders are passed whole so Spark discovers k=v partitions.
+                    paths = [str(p)] if fmt == "parquet" else found[fmt]
+                    by_fmt.setdefault(fmt, []).extend(paths)
+                    break
+            else:
+                raise MetricsError("folder holds no metrics file (.parquet, .csv, .jsonl, .prom)",
+                                   file=str(p))
+        elif p.is_file():
+            fmt = _fmt_of(p.name)
+            if fmt is None:
+                raise MetricsError("unknown dump format (expected .parquet, .csv, .jsonl or a "
+                                   "Prometheus .prom/.txt scrape)", file=str(p))
+            by_fmt.setdefault(fmt, []).append(str(p))
+        else:
+            raise MetricsError("no such file or folder", file=item)
+    if not by_fmt:
+        raise MetricsError("no metrics files to read")
+    return [InputSet(fmt, tuple(paths)) for fmt, paths in by_fmt.items()]
+
+
+def _parquet_files(paths: Sequence[str]) -> list[str]:
+    out: list[str] = []
+    for p in paths:
+        if _is_remote(p):
+            return []
+        if os.path.isdir(p):
+            out.extend(str(f) for f in sorted(Path(p).rglob("*"))
+                       if f.is_file() and f.name.lower().endswith(PARQUET_EXT))
+        else:
+            out.append(p)
+    return out
+
+
+_ARROW_TO_SPARK = {
+    "int64": "bigint", "int32": "int", "int16": "smallint", "int8": "tinyint", "uint32": "bigint",
+    "double": "double", "float": "float", "string": "string", "large_string": "string", "bool": "boolean",
+}
+
+
+def parquet_schema_ddl(paths: Sequence[str]) -> str | None:
+    """The Spark schema of local parquet files from their footers (read by pyarrow), so Spark
+    need not run a job to read the footers itself. None when the files differ or a type has no
+    plain mapping (Spark then reads the footers)."""
+    import pyarrow.parquet as pq
+
+    files = _parquet_files(paths)
+    if not files or any(os.path.isdir(p) and any(d.name.count("=") for d in Path(p).iterdir()) for p in paths):
+        return None
+    ddl: str | None = None
+    for f in files:
+        schema = pq.read_schema(f)
+        cols = []
+        for fld in schema:
+            t = str(fld.type)
+            if t.startswith("timestamp"):
+                spark_t = "timestamp"
+            elif t in _ARROW_TO_SPARK:
+                spark_t = _ARROW_TO_SPARK[t]
+            else:
+                return None
+            cols.append(f"`{fld.name}` {spark_t}")
+        this = ", ".join(cols)
+        if ddl is not None and this != ddl:
+            return None
+        ddl = this
+    return ddl
+
+
+def check_parquet(paths: Sequence[str]) -> tuple[int, int] | None:
+    """Validate local parquet footers (one clear line naming a corrupt file) and return the
+    (min, max) of an int64 ``ts`` column from the row-group statistics when every file has them:
+    the time bounds for free, without a Spark pass."""
+    import pyarrow.parquet as pq
+
+    lo: int | None = None
+    hi: int | None = None
+    stats_ok = True
+    files = _parquet_files(paths)
+    if not files:
+        return None
+    for f in files:
+        try:
+            meta = pq.read_metadata(f)
+        except Exception as error:
+            raise MetricsError(f"not a readable parquet file: {str(error).splitlines()[0]}",
+                               file=f) from None
+        schema = meta.schema.to_arrow_schema()
+        if "ts" not in schema.names or str(schema.field("ts").type) != "int64":
+            stats_ok = False
+            continue
+        idx = schema.names.index("ts")
+        for rg in range(meta.num_row_groups):
+            st = meta.row_group(rg).column(idx).statistics
+            if st is None or not st.has_min_max:
+                stats_ok = False
+                break
+            lo = st.min if lo is None else min(lo, st.min)
+            hi = st.max if hi is None else max(hi, st.max)
+    if not stats_ok or lo is None or hi is None:
+        return None
+    return int(lo), int(hi)
+
+
+def _open_text(path: str):  # type: ignore[no-untyped-def]
+    return gzip.open(path, "rt", encoding="utf-8") if path.endswith(".gz") else open(path, encoding="utf-8")
+
+
+def _first_line(path: str) -> str:
+    try:
+        with _open_text(path) as fh:
+            for line in fh:
+                if line.strip():
+                    return line.rstrip("\n")
+    except (OSError, UnicodeDecodeError, EOFError) as error:
+        raise MetricsError(f"cannot read: {error}", file=path) from None
+    raise MetricsError("file is empty", file=path)
+
+
+_TYPED: dict[str, str] = {"subtask_index": "string", "ts": "string", "value": "string"}
+
+
+def _read_csv(spark: SparkSession, paths: Sequence[str]) -> DataFrame:
+    from pyspark.sql.types import StringType, StructField, StructType
+
+    local = [p for p in paths if not _is_remote(p)]
+    header = _first_line(local[0]) if local else None
+    if header is None:
+        raise MetricsError("CSV dumps on remote storage need a local copy or parquet", file=paths[0])
+    sep = "\t" if paths[0].endswith(".tsv") else ","
+    cols = [c.strip().strip('"') for c in header.split(sep)]
+    if len(cols) < 2 or len(set(cols)) != len(cols):
+        raise MetricsError("CSV header is missing or repeats a column", file=local[0], line=1)
+    # Every CSV column is read as text with an explicit schema and cast by us: a wrong type then
+    # surfaces as a clear error instead of a silently inferred string column.
+    schema = StructType([StructField(c, StringType(), True) for c in cols])
+    return spark.read.csv(list(paths), schema=schema, header=True, sep=sep, mode="PERMISSIVE",
+                          enforceSchema=True)
+
+
+def _read_json(spark: SparkSession, paths: Sequence[str]) -> DataFrame:
+    from pyspark.sql.types import DoubleType, LongType, StringType, StructField, StructType
+
+    local = [p for p in paths if not _is_remote(p)]
+    if not local:
+        raise MetricsError("JSON-lines dumps on remote storage need a local copy or parquet", file=paths[0])
+    first = _first_line(local[0])
+    try:
+        record = json.loads(first)
+    except json.JSONDecodeError as error:
+        raise MetricsError(f"not JSON lines: {error.msg}", file=local[0], line=1) from None
+    if not isinstance(record, dict):
+        raise MetricsError("JSON lines must hold one object per line", file=local[0], line=1)
+    fields = []
+    for key, val in record.items():
+        if isinstance(val, bool) or isinstance(val, str) or val is None:
+            fields.append(StructField(key, StringType(), True))
+        elif isinstance(val, int) and key in ("ts", "timestamp", "ts_ms", "subtask_index", "subtask"):
+            fields.append(StructField(key, LongType(), True))
+        elif isinstance(val, int | float):
+            fields.append(StructField(key, DoubleType(), True))
+        else:
+            fields.append(StructField(key, StringType(), True))
+    return spark.read.json(list(paths), schema=StructType(fields), mode="PERMISSIVE")
+
+
+def _read_prometheus(spark: SparkSession, paths: Sequence[str]) -> DataFrame:
+    """The Prometheus text exposition format: ``name{label="v",...} value [timestamp_ms]``.
+    Without a timestamp on the line, the file's modification time stands in (one scrape)."""
+    from pyspark.sql import functions as F
+
+    frames = []
+    for p in paths:
+        if not _is_remote(p):
+            if os.path.getsize(p) == 0:
+                raise MetricsError("file is empty", file=p)
+            mtime_ms = int(os.stat(p).st_mtime * 1000)
+        else:
+            mtime_ms = 0
+        frames.append(spark.read.text(p).withColumn("_mtime", F.lit(mtime_ms)))
+    df = frames[0]
+    for extra in frames[1:]:
+        df = df.unionByName(extra)
+    line = F.trim(F.col("value"))
+    pattern = r"^([a-zA-Z_:][a-zA-Z0-9_:]*(?:\{.*\})?)\s+(\S+)(?:\s+(-?\d+))?$"
+    parsed = (
+        df.where(~line.startswith("#") & (F.length(line) > 0))
+        .select(
+            F.regexp_extract(line, pattern, 1).alias("metric"),
+            F.regexp_extract(line, pattern, 2).alias("_v"),
+            F.regexp_extract(line, pattern, 3).alias("_t"),
+            F.col("_mtime"),
+        )
+        .where(F.col("metric") != "")
+    )
+    return parsed.select(
+        F.when(F.col("_t") != "", F.col("_t").cast("bigint")).otherwise(F.col("_mtime")).alias("ts"),
+        F.col("metric"),
+        F.col("_v").cast("double").alias("value"),
+    )
+
+
+def read_raw(spark: SparkSession, inputs: Sequence[InputSet]) -> list[DataFrame]:
+    """One DataFrame per input set, in its own columns (not yet canonical)."""
+    frames = []
+    for inp in inputs:
+        try:
+            if inp.fmt == "parquet":
+                check_parquet(inp.paths)
+                reader = spark.read.option("pathGlobFilter", "*.parq*")
+                ddl = parquet_schema_ddl(inp.paths)
+                if ddl is not None:
+                    reader = reader.schema(ddl)
+                # Only *.parquet files: a dump folder also holds plan.json, configs, scrapes.
+                frames.append(reader.parquet(*inp.paths))
+            elif inp.fmt == "csv":
+                frames.append(_read_csv(spark, inp.paths))
+            elif inp.fmt == "json":
+                frames.append(_read_json(spark, inp.paths))
+            else:
+                frames.append(_read_prometheus(spark, inp.paths))
+        except MetricsError:
+            raise
+        except Exception as error:  # AnalysisException, Py4JJavaError: keep the first line only
+            raise MetricsError(f"cannot read {inp.fmt} dump: {_first_error_line(error)}",
+                               file=inp.paths[0]) from None
+    return frames
+
+
+def _first_error_line(error: BaseException) -> str:
+    text = str(error).strip()
+    for line in text.splitlines():
+        line = line.strip()
+        if line and not line.startswith(("JVM stacktrace", "at ", "py4j")):
+            return line[:300]
+    return type(error).__name__
+
+
+# --- normalisation -------------------------------------------------------------------------
+
+_GROUP_RE = r"((?:Shuffle\.Netty\.(?:Input\.Buffers|Output\.Buffers|Input)\.|buffers\.)?)([A-Za-z]+)"
+# <host>.taskmanager.<tm_id>.<job_name>.<task_name>.<subtask_index>.<group><metric>; tm ids of
+# standalone clusters look like 10.0.0.1:40143-b0f767 (dots), container ids have none.
+_FULL_ID_RE = (r"^(.+?)\.taskmanager\.(\d+\.\d+\.\d+\.\d+:\d+-[0-9a-fA-F]+|[^.]+)\.([^.]+)\.(.+)\.(\d+)\."
+               + _GROUP_RE + "$")
+_REST_RE = "^" + _GROUP_RE + "$"
+
+
+def _rank_of_group(group: Column) -> Column:
+    from pyspark.sql import functions as F
+
+    expr = None
+    for prefix, rank in names.GROUP_RANK.items():
+        cond = group == F.lit(prefix)
+        expr = F.when(cond, F.lit(rank)) if expr is None else expr.when(cond, F.lit(rank))
+    assert expr is not None
+    return expr
+
+
+def _find(columns: Sequence[str], canonical: str) -> str | None:
+    lower = {c.lower(): c for c in columns}
+    for syn in names.COLUMN_SYNONYMS.get(canonical, (canonical,)):
+        if syn.lower() in lower:
+            return lower[syn.lower()]
+    return None
+
+
+def _check_types(df: DataFrame, source: str) -> None:
+    """Parquet and JSON carry types; reject ones we cannot use (CSV is all text by design)."""
+    numeric = ("int", "bigint", "smallint", "tinyint", "double", "float", "decimal", "long")
+    types = dict(df.dtypes)
+    ts = _find(df.columns, "ts")
+    if ts is not None and not (types[ts].startswith(numeric) or types[ts].startswith("timestamp")
+                               or types[ts] == "string"):
+        raise MetricsError(f"column '{ts}' has type {types[ts]}, expected epoch milliseconds or a timestamp",
+                           file=source)
+    val = _find(df.columns, "value")
+    if val is not None and not (types[val].startswith(numeric) or types[val] == "string"):
+        raise MetricsError(f"column '{val}' has type {types[val]}, expected a number", file=source)
+    if val is not None and types[val] == "string" and not source.lower().endswith(CSV_EXT):
+        raise MetricsError(f"column '{val}' holds text, expected a number", file=source)
+
+
+def _ts_ms(col: Column, dtype: str) -> Column:
+    from pyspark.sql import functions as F
+
+    if dtype.startswith("timestamp"):
+        return F.unix_millis(col)
+    if dtype == "string":
+        as_num = col.cast("double")
+        return F.when(as_num.isNotNull(),
+                      F.when(as_num < 1e11, as_num * 1000).otherwise(as_num).cast("bigint")) \
+            .otherwise(F.unix_millis(F.to_timestamp(col)))
+    if dtype in ("double", "float") or dtype.startswith("decimal"):
+        # Prometheus and many exporters write seconds as a float.
+        return F.when(col < 1e11, col * 1000).otherwise(col).cast("bigint")
+    return col.cast("bigint")
+
+
+def to_canonical(df: DataFrame, source: str) -> DataFrame:
+    """Any accepted table shape -> (ts, job_id, job_name, vertex_id, task_name, subtask_index,
+    tm_id, metric, rank, value), ``metric`` canonical, rows of metrics we do not read dropped."""
+    from pyspark.sql import functions as F
+
+    if not df.columns:
+        raise MetricsError("dump has no columns", file=source)
+    _check_types(df, source)
+    metric_col = _find(df.columns, "metric")
+    value_col = _find(df.columns, "value")
+    ts_col = _find(df.columns, "ts")
+    if ts_col is None:
+        raise MetricsError("dump has no timestamp column (expected 'ts' in epoch ms, or 'timestamp')",
+                           file=source)
+    types = dict(df.dtypes)
+    if metric_col is None or value_col is None:
+        df = _unpivot_wide(df, source, ts_col)
+        metric_col, value_col = "metric", "value"
+        types = dict(df.dtypes)
+
+    def opt(canonical: str) -> Column:
+        name = _find(df.columns, canonical)
+        return F.col(name).cast("string") if name is not None else F.lit(None).cast("string")
+
+    raw = F.col(metric_col).cast("string")
+    base_name = F.substring_index(raw, "{", 1)
+    labels = F.when(raw.contains("{"), F.regexp_extract(raw, r"\{(.*)\}", 1))
+
+    def label(key: str) -> Column:
+        return F.nullif(F.regexp_extract(labels, key + r'="([^"]*)"', 1), F.lit(""))
+
+    sub_col = _find(df.columns, "subtask_index")
+    subtask = F.col(sub_col).cast("int") if sub_col is not None else F.lit(None).cast("int")
+    out = df.select(
+        _ts_ms(F.col(ts_col), types[ts_col]).alias("ts"),
+        F.coalesce(opt("job_id"), label("job_id")).alias("job_id"),
+        F.coalesce(opt("job_name"), label("job_name")).alias("job_name"),
+        F.coalesce(opt("vertex_id"), label("task_id")).alias("vertex_id"),
+        F.coalesce(opt("task_name"), label("task_name")).alias("task_name"),
+        F.coalesce(subtask, label("subtask_index").cast("int")).alias("subtask_index"),
+        F.coalesce(opt("tm_id"), label("tm_id")).alias("tm_id"),
+        base_name.alias("_name"),
+        F.col(value_col).cast("double").alias("value"),
+    )
+    return normalise_names(out)
+
+
+def normalise_names(df: DataFrame) -> DataFrame:
+    """``_name`` (any scheme) -> canonical ``metric`` and ``rank``; fills task_name/subtask/job
+    from full identifiers. The common case (already canonical) skips every regex."""
+    from pyspark.sql import functions as F
+
+    n = F.col("_name")
+    known = n.isin(list(names.METRICS))
+    alias_expr = None
+    for a, canonical in names.ALIASES.items():
+        cond = n == F.lit(a)
+        alias_expr = F.when(cond, F.lit(canonical)) if alias_expr is None else alias_expr.when(cond, F.lit(canonical))
+    prom = n.startswith(names.PROMETHEUS_TASK_PREFIX) & ~n.startswith(names.PROMETHEUS_OPERATOR_PREFIX)
+    prom_rest = F.substring(n, len(names.PROMETHEUS_TASK_PREFIX) + 1, 1 << 16)
+    prom_metric = F.regexp_extract(prom_rest, r"([A-Za-z0-9]+)$", 1)
+    prom_group = F.translate(F.regexp_extract(prom_rest, r"^(.*?)[A-Za-z0-9]+$", 1), "_", ".")
+    full = n.contains(".taskmanager.")
+    rest_metric = F.regexp_extract(n, _REST_RE, 2)
+    rest_group = F.regexp_extract(n, _REST_RE, 1)
+    full_metric = F.regexp_extract(n, _FULL_ID_RE, 7)
+    full_group = F.regexp_extract(n, _FULL_ID_RE, 6)
+
+    metric = (F.when(known, n).when(alias_expr.isNotNull(), alias_expr)  # type: ignore[union-attr]
+              .when(prom, prom_metric).when(full, full_metric).otherwise(rest_metric))
+    group = (F.when(known, F.lit("")).when(alias_expr.isNotNull(), F.lit(""))  # type: ignore[union-attr]
+             .when(prom, prom_group).when(full, full_group).otherwise(rest_group))
+    # A REST id that did not match (operator-scoped 'Parse.numRecordsIn', other groups) gives ''.
+    out = df.withColumn("metric", metric).withColumn("rank", _rank_of_group(group))
+    out = out.where(F.col("metric").isin(list(names.METRICS)) & F.col("rank").isNotNull())
+    out = (out
+           .withColumn("task_name", F.coalesce(F.col("task_name"),
+                                               F.when(full, F.regexp_extract(n, _FULL_ID_RE, 4))))
+           .withColumn("job_name", F.coalesce(F.col("job_name"),
+                                              F.when(full, F.regexp_extract(n, _FULL_ID_RE, 3))))
+           .withColumn("tm_id", F.coalesce(F.col("tm_id"), F.when(full, F.regexp_extract(n, _FULL_ID_RE, 2))))
+           .withColumn("subtask_index", F.coalesce(
+               F.col("subtask_index"), F.when(full, F.regexp_extract(n, _FULL_ID_RE, 5).cast("int")))))
+    return out.drop("_name")
+
+
+def _unpivot_wide(df: DataFrame, source: str, ts_col: str) -> DataFrame:
+    """One column per metric -> long rows. Key columns stay; every other numeric column whose
+    name normalises to a metric we read becomes rows."""
+    from pyspark.sql import functions as F
+
+    keys = {c for c in df.columns for k in ("job_id", "job_name", "vertex_id", "task_name", "subtask_index",
+                                             "tm_id", "host") if _find([c], k) is not None}
+    keys.add(ts_col)
+    if _find(df.columns, "task_name") is None and _find(df.columns, "vertex_id") is None:
+        raise MetricsError("cannot tell the dump's shape: expected columns ts, metric, value (long form) or "
+                           "ts, task_name, subtask_index and one column per metric (wide form)", file=source)
+    candidates = [c for c in df.columns if c not in keys]
+    wanted = [c for c in candidates if _wide_name_is_metric(c)]
+    if not wanted:
+        raise MetricsError("wide dump has no metric columns flinktune reads (e.g. outPoolUsage, "
+                           "backPressuredTimeMsPerSecond)", file=source)
+    ids = [c for c in df.columns if c in keys]
+    casted = df.select(*ids, *[F.col(f"`{c}`").cast("double").alias(c) for c in wanted])
+    return casted.unpivot(ids, wanted, "metric", "value")
+
+
+def _wide_name_is_metric(column: str) -> bool:
+    name = column.split("{", 1)[0]
+    tail = re.split(r"[._]", name)[-1]
+    return name in names.METRICS or name in names.ALIASES or tail in names.METRICS
+
+
+def apply_filters(df: DataFrame, filters: Filters) -> DataFrame:
+    from pyspark.sql import functions as F
+
+    if filters.job:
+        filtered_name = re.sub(r"[^a-zA-Z0-9:_]", "_", filters.job)
+        df = df.where((F.col("job_id") == filters.job) | (F.col("job_name") == filters.job)
+                      | (F.col("job_name") == filtered_name))
+    if filters.since_ms is not None:
+        df = df.where(F.col("ts") >= F.lit(filters.since_ms))
+    if filters.until_ms is not None:
+        df = df.where(F.col("ts") < F.lit(filters.until_ms))
+    return df
+
+
+def load_canonical(spark: SparkSession, inputs: Sequence[InputSet], filters: Filters) -> DataFrame:
+    """All inputs as one canonical DataFrame (lazy: nothing runs yet). Time filters are applied
+    to the raw ``ts`` column when it is already epoch ms, so parquet pushes them down."""
+    from pyspark.sql import functions as F
+
+    frames = read_raw(spark, inputs)
+    out = None
+    for inp, raw in zip(inputs, frames, strict=True):
+        types = dict(raw.dtypes)
+        if types.get("ts") in ("bigint", "int"):
+            if filters.since_ms is not None:
+                raw = raw.where(F.col("ts") >= F.lit(filters.since_ms))
+            if filters.until_ms is not None:
+                raw = raw.where(F.col("ts") < F.lit(filters.until_ms))
+        canon = apply_filters(to_canonical(raw, inp.paths[0]), filters)
+        out = canon if out is None else out.unionByName(canon)
+    assert out is not None
+    return out

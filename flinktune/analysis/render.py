@@ -1,0 +1,191 @@
+"""The analysis report as text (rich), markdown or JSON: strings, so every format is testable.
+
+Origin and cause first, then the vertex table in topological order (status, busy, back-pressured
+time, pool usages, skew, a time strip), then the findings with their evidence and fixes.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from typing import Any
+
+from flinktune.analysis.diagnose import JobDiagnosis
+from flinktune.analysis.job import AnalysisResult
+from flinktune.findings import Finding
+
+JSON_SCHEMA_VERSION = 1
+
+CAUSE_TEXT = {
+    "all_busy": "every subtask busy: scale out",
+    "hot_subtask": "one hot subtask (skew): scaling will not help",
+    "slow_receiver": "slow receiver: input pools full",
+    "network_bottleneck": "network bottleneck: link saturated",
+    "too_few_credits": "too few credits for the round trip",
+    "network_or_credits": "network or credits (give --bandwidth to tell apart)",
+}
+
+
+def _pct(x: float | None) -> str:
+    return "-" if x is None else f"{x:.0%}"
+
+
+def _num(x: float | None, digits: int = 3) -> str:
+    return "-" if x is None else f"{x:.{digits}g}"
+
+
+def finding_to_dict(finding: Finding) -> dict[str, Any]:
+    fix = finding.fix
+    return {
+        "code": finding.code, "name": finding.name, "severity": finding.severity.value,
+        "message": finding.message, "file": finding.location.file, "vertex": finding.location.key,
+        "why": finding.why,
+        "fix": None if fix is None else {"action": fix.action, "key": fix.key, "value": fix.value,
+                                         "new_key": fix.new_key},
+        "references": list(finding.references), "evidence": dict(finding.evidence),
+        "confidence": finding.confidence,
+    }
+
+
+def job_to_dict(job: JobDiagnosis) -> dict[str, Any]:
+    return {
+        "job_id": job.job_id, "job_name": job.job_name, "has_plan": job.has_plan,
+        "single_sample": job.single_sample,
+        "window_ms": list(job.window_ms) if job.window_ms else None,
+        "notes": list(job.notes),
+        "origins": [{
+            "vertex": o.name, "vertex_id": o.vertex_key, "cause": o.cause, "channels": o.channels,
+            "confidence": o.confidence, "hot_subtask": o.hot_subtask,
+            "upstream_backpressured": list(o.upstream_backpressured),
+            "upstream_not_backpressured": list(o.upstream_not_backpressured),
+            "evidence": list(o.evidence)} for o in job.origins],
+        "vertices": [{
+            "name": v.name, "vertex_id": v.vertex_key, "parallelism": v.parallelism, "level": v.level,
+            "backpressured": v.backpressured, "temporary_backpressure": v.temporary_bp,
+            "backpressured_ratio_max": v.bp_ratio_max, "backpressured_share_of_samples": v.bp_share_above_ok,
+            "busy_max": v.busy_max, "busy_mean": v.busy_mean, "busy_subtasks": list(v.busy_subtasks),
+            "idle_mean": v.idle_mean, "out_pool_usage": v.out_pool_mean, "in_pool_usage": v.in_pool_mean,
+            "floating_buffers_usage": v.floating_mean, "exclusive_buffers_usage": v.exclusive_mean,
+            "records_in_per_s": v.records_in_per_s, "records_out_per_s": v.records_out_per_s,
+            "records_in_skew": v.records_in_skew, "busy_skew": v.busy_skew,
+            "avg_record_bytes": v.avg_record_bytes, "remote_buffer_bytes": v.remote_buffer_bytes,
+            "strip_backpressure": job.strips.get(v.vertex_key, ("", ""))[0],
+            "strip_busy": job.strips.get(v.vertex_key, ("", ""))[1],
+            "subtasks": [{
+                "index": s.subtask_index, "tm_id": s.tm_id, "level": s.level, "backpressured_ratio": s.bp_ratio,
+                "busy": s.busy_ratio, "idle": s.idle_ratio, "out_pool_usage": s.out_pool,
+                "in_pool_usage": s.in_pool, "records_in_per_s": s.records_in_per_s, "samples": s.samples,
+            } for s in v.subtasks],
+        } for v in job.vertices],
+    }
+
+
+def render_json(result: AnalysisResult, tool_version: str = "") -> str:
+    doc = {
+        "tool": "flinktune", "version": tool_version, "schema_version": JSON_SCHEMA_VERSION,
+        "inputs": list(result.inputs), "plan": result.plan_file, "samples": result.samples,
+        "jobs": [job_to_dict(j) for j in result.jobs],
+        "findings": [finding_to_dict(f) for f in result.findings],
+    }
+    return json.dumps(doc, indent=2, default=str) + "\n"
+
+
+def _headline(job: JobDiagnosis) -> list[str]:
+    if not job.origins:
+        if any(v.backpressured for v in job.vertices):
+            return ["Back pressure found, origin unclear (see notes)."]
+        return ["No sustained back pressure: nothing holds this job back."]
+    lines = []
+    for o in job.origins:
+        lines.append(f"Origin: {o.name} | cause: {CAUSE_TEXT.get(o.cause, o.cause)} | channels: {o.channels} "
+                     f"| confidence {o.confidence:.0%}")
+        lines.extend(f"  - {e}" for e in o.evidence)
+    return lines
+
+
+def _fix_text(f: Finding) -> str | None:
+    if f.fix is None:
+        return None
+    if f.fix.action == "set":
+        return f"set {f.fix.key}: {f.fix.value}"
+    if f.fix.action == "rename":
+        return f"rename {f.fix.key} -> {f.fix.new_key}"
+    return f"delete {f.fix.key}"
+
+
+def render_text(result: AnalysisResult, color: bool = False, width: int = 140) -> str:
+    from rich.console import Console
+    from rich.table import Table
+
+    buf = io.StringIO()
+    console = Console(file=buf, force_terminal=color, no_color=not color, width=width, highlight=False)
+    for job in result.jobs:
+        title = job.job_name or job.job_id or job.job_key
+        console.print(f"[bold]Job {title}[/bold]" + (f" ({job.job_id})" if job.job_id and job.job_name else ""))
+        for line in _headline(job):
+            console.print(line, markup=False)
+        table = Table(show_lines=False, pad_edge=False)
+        for col, just in (("vertex", "left"), ("p", "right"), ("status", "left"), ("back-pressured", "right"),
+                          ("busy max", "right"), ("busy mean", "right"), ("out pool", "right"),
+                          ("in pool", "right"), ("skew", "right"), ("back pressure / busy over time", "left")):
+            table.add_column(col, justify=just, no_wrap=col.startswith("back pressure /"))  # type: ignore[arg-type]
+        origins = {o.vertex_key for o in job.origins}
+        for v in job.vertices:
+            status = v.level + (" origin" if v.vertex_key in origins else "") + \
+                (" (temporary)" if v.temporary_bp else "")
+            bp_strip, busy_strip = job.strips.get(v.vertex_key, ("", ""))
+            table.add_row(v.name, str(v.parallelism), status, _pct(v.bp_ratio_max), _pct(v.busy_max),
+                          _pct(v.busy_mean), _pct(v.out_pool_mean),
+                          _pct(v.in_pool_mean) if v.has_remote_input else "-",
+                          _num(v.records_in_skew, 2), f"{bp_strip}\n{busy_strip}")
+        console.print(table)
+        for note in job.notes:
+            console.print(f"note: {note}", markup=False)
+        console.print("strip: · OK  ▒ LOW  █ HIGH (top: back-pressured time, bottom: busy time)", markup=False)
+    if result.findings:
+        console.print("")
+        console.print("[bold]Findings[/bold]")
+        for f in result.findings:
+            conf = f" (confidence {f.confidence:.0%})" if f.confidence is not None else ""
+            console.print(f"{f.severity.value} {f.code} {f.name}: {f.message}{conf}", markup=False)
+            fix = _fix_text(f)
+            if fix:
+                console.print(f"    fix: {fix}", markup=False)
+    else:
+        console.print("No findings.")
+    return buf.getvalue()
+
+
+def render_markdown(result: AnalysisResult) -> str:
+    out: list[str] = ["# flinktune analyze", ""]
+    for job in result.jobs:
+        out.append(f"## Job {job.job_name or job.job_id or job.job_key}")
+        out.append("")
+        out.extend(_headline(job))
+        out.append("")
+        out.append("| vertex | p | status | back-pressured | busy max | busy mean | out pool | in pool | skew | "
+                   "back pressure over time | busy over time |")
+        out.append("|---|---:|---|---:|---:|---:|---:|---:|---:|---|---|")
+        origins = {o.vertex_key for o in job.origins}
+        for v in job.vertices:
+            bp_strip, busy_strip = job.strips.get(v.vertex_key, ("", ""))
+            status = v.level + (" **origin**" if v.vertex_key in origins else "")
+            name = v.name.replace("|", "\\|")
+            out.append(f"| {name} | {v.parallelism} | {status} | {_pct(v.bp_ratio_max)} | {_pct(v.busy_max)} | "
+                       f"{_pct(v.busy_mean)} | {_pct(v.out_pool_mean)} | "
+                       f"{_pct(v.in_pool_mean) if v.has_remote_input else '-'} | {_num(v.records_in_skew, 2)} | "
+                       f"`{bp_strip}` | `{busy_strip}` |")
+        out.append("")
+        out.extend(f"- note: {n}" for n in job.notes)
+        out.append("")
+    out.append("## Findings")
+    out.append("")
+    if not result.findings:
+        out.append("No findings.")
+    for f in result.findings:
+        conf = f" (confidence {f.confidence:.0%})" if f.confidence is not None else ""
+        out.append(f"- **{f.severity.value} {f.code}** {f.name}: {f.message}{conf}")
+        fix = _fix_text(f)
+        if fix:
+            out.append(f"  - fix: `{fix}`")
+    return "\n".join(out) + "\n"

@@ -1,0 +1,98 @@
+"""Starting Spark: tuned defaults for a small machine, overridable with ``--conf``.
+
+The settings come from measurements on a 2-core box (docs/analysis.md, spark-notes.md): 4 shuffle
+partitions instead of 200, no UI, and a raised ``objectHashAggregate`` fallback threshold (its
+default of 128 makes Spark sort almost all input when a task holds thousands of groups).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import sys
+from collections.abc import Iterator, Mapping
+from typing import TYPE_CHECKING, Final
+
+from flinktune.errors import MetricsError
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+DEFAULT_MASTER: Final[str] = "local[*]"
+
+TUNED_CONF: Final[dict[str, str]] = {
+    "spark.sql.shuffle.partitions": "4",
+    "spark.ui.enabled": "false",
+    "spark.ui.showConsoleProgress": "false",
+    "spark.sql.objectHashAggregate.sortBased.fallbackThreshold": "1000000",
+    "spark.sql.adaptive.enabled": "true",
+    "spark.driver.memory": "1g",
+    "spark.sql.session.timeZone": "UTC",
+    "spark.sql.execution.arrow.pyspark.enabled": "true",
+    # Fail instead of guessing when a column's type is wrong (we pass explicit schemas).
+    "spark.sql.ansi.enabled": "false",
+    # Failures reach the user as one line through MetricsError; Spark's own log would print
+    # task stack traces to stderr.
+    "spark.log.level": "OFF",
+}
+
+
+def java_available() -> bool:
+    home = os.environ.get("JAVA_HOME")
+    if home and os.path.exists(os.path.join(home, "bin", "java")):
+        return True
+    return shutil.which("java") is not None
+
+
+def build_session(master: str = DEFAULT_MASTER, conf: Mapping[str, str] | None = None,
+                  app_name: str = "flinktune-analyze") -> SparkSession:
+    """A Spark session with the tuned defaults; ``conf`` overrides any of them."""
+    if not java_available():
+        raise MetricsError("Java not found: Spark needs a Java runtime (17 or newer); install one or set "
+                           "JAVA_HOME")
+    # Python workers (if Spark ever starts any) must run this interpreter, not whatever
+    # `python3` is on PATH.
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+    from pyspark.sql import SparkSession
+
+    builder = SparkSession.builder.master(master).appName(app_name)
+    settings = dict(TUNED_CONF)
+    settings.update(conf or {})
+    for key, value in settings.items():
+        builder = builder.config(key, value)
+    quiet = os.environ.get("FLINKTUNE_SPARK_VERBOSE", "") in ("", "0")
+    try:
+        with _stderr_silenced(quiet):
+            spark = builder.getOrCreate()
+    except Exception as error:  # py4j/JVM start-up failures carry multi-line Java text
+        first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        raise MetricsError(f"cannot start Spark (master {master}): {first} "
+                           "(set FLINKTUNE_SPARK_VERBOSE=1 to see Spark's own log)") from None
+    spark.sparkContext.setLogLevel(settings.get("spark.log.level", "OFF"))
+    return spark
+
+
+@contextlib.contextmanager
+def _stderr_silenced(quiet: bool) -> Iterator[None]:
+    """The JVM writes start-up chatter (log4j defaults, hostname warnings) to the stderr it
+    inherits; hand it /dev/null instead so the user sees flinktune's output only. Failures still
+    reach the user: they come back through py4j as exceptions."""
+    if not quiet:
+        yield
+        return
+    try:
+        sys.stderr.flush()
+        saved = os.dup(2)
+    except (OSError, ValueError):
+        yield
+        return
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, 2)
+        yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+        os.close(devnull)

@@ -1,0 +1,111 @@
+"""``flinktune rules list | explain CODE | check [DIR...]``."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from flinktune.cli.common import EXIT_BAD_INPUT, EXIT_FINDINGS, EXIT_OK, fail, guarded
+
+
+class ListFormat(StrEnum):
+    TEXT = "text"
+    JSON = "json"
+    MARKDOWN = "markdown"
+
+
+RulesOption = Annotated[list[Path] | None,
+                        typer.Option("--rules", metavar="DIR", help="Extra rule folder (repeatable).")]
+
+
+def register(app: typer.Typer) -> None:
+    rules_app = typer.Typer(name="rules", help="List, explain and check lint rules.", no_args_is_help=True)
+
+    @rules_app.command("list")
+    def list_rules(
+        format: Annotated[ListFormat, typer.Option(
+            "--format", help="text, json or markdown.")] = ListFormat.TEXT,
+        rules: RulesOption = None,
+    ) -> None:
+        """List every rule (bundled plus --rules folders)."""
+        from flinktune.rules import load_rules
+        from flinktune.rules.describe import render_list_json, render_list_text, render_markdown
+
+        ruleset = guarded(lambda: load_rules(extra_dirs=tuple(rules or ())))
+        render = {ListFormat.TEXT: render_list_text, ListFormat.JSON: render_list_json,
+                  ListFormat.MARKDOWN: render_markdown}[format]
+        typer.echo(render(ruleset), nl=False)
+
+    @rules_app.command("explain")
+    def explain(
+        code: Annotated[str, typer.Argument(help="Rule code, e.g. FTC030.")],
+        rules: RulesOption = None,
+    ) -> None:
+        """Show one rule: why it exists, its condition, fix, references and examples."""
+        from flinktune.rules import load_rules
+        from flinktune.rules.describe import render_explain
+
+        ruleset = guarded(lambda: load_rules(extra_dirs=tuple(rules or ())))
+        rule = ruleset.get(code)
+        if rule is None:
+            fail(f"no rule with code '{code}' (see 'flinktune rules list')")
+        typer.echo(render_explain(rule), nl=False)
+
+    @rules_app.command("check")
+    def check(
+        dirs: Annotated[list[Path] | None, typer.Argument(
+            metavar="[DIR]...", help="Rule folders or files to check (default: the bundled rules).")] = None,
+        rules: RulesOption = None,
+    ) -> None:
+        """Validate rule files and run their pass/fail examples (exit 1 if any fails)."""
+        raise typer.Exit(_check([*(dirs or ()), *(rules or ())]))
+
+    app.add_typer(rules_app, name="rules")
+
+
+def _check(paths: list[Path]) -> int:
+    from flinktune.errors import RuleError
+    from flinktune.rules.examples import run_examples
+    from flinktune.rules.loader import build_ruleset, bundled_rule_texts, rule_texts_in
+
+    user_texts = [text for path in paths for text in rule_texts_in(path)]
+    unreadable = [text for text in user_texts if text.problem is not None]
+    if unreadable:
+        for text in unreadable:
+            typer.echo(f"flinktune: error: {text.source}: {text.problem}", err=True)
+        return EXIT_BAD_INPUT
+    if paths and not user_texts:
+        where = ", ".join(str(p) for p in paths)
+        typer.echo(f"flinktune: error: no rule files (*.yaml) in {where}", err=True)
+        return EXIT_BAD_INPUT
+    # Bundled rules take part so that a user rule reusing a bundled code is reported.
+    try:
+        ruleset = build_ruleset([*bundled_rule_texts(), *user_texts])
+    except RuleError as error:
+        for problem in error.problems or (error.one_line(),):
+            typer.echo(problem)
+        count = len(error.problems) or 1
+        typer.echo(f"{count} problem{'s' if count != 1 else ''} in rule files")
+        return EXIT_FINDINGS
+    checked_sources = {text.source for text in user_texts} if paths else None
+    failures = 0
+    examples = 0
+    checked = 0
+    for rule in ruleset:
+        if checked_sources is not None and rule.source not in checked_sources:
+            continue
+        checked += 1
+        for result in run_examples(rule):
+            examples += 1
+            if not result.ok:
+                failures += 1
+                typer.echo(f"{rule.source}: {result.label()}: {result.detail}")
+    counted = f"{checked} rule{'s' if checked != 1 else ''}, {examples} example{'s' if examples != 1 else ''}"
+    if failures:
+        typer.echo(f"{counted}: {failures} failed")
+        return EXIT_FINDINGS
+    typer.echo(f"{counted}: all passed")
+    return EXIT_OK

@@ -1,0 +1,159 @@
+"""Flink configuration inside Kubernetes manifests.
+
+- ``FlinkDeployment`` / ``FlinkSessionJob`` (Flink Kubernetes operator, ``flink.apache.org``):
+  ``spec.flinkConfiguration`` is a map of option -> string; ``spec.flinkVersion`` (``v1_20``)
+  becomes the document's ``version_hint``.
+- ``ConfigMap``: ``data["flink-conf.yaml"]`` (legacy flat format) or ``data["config.yaml"]``
+  (standard YAML) is parsed as that file; line numbers point into the manifest.
+
+A file may hold several YAML documents (``---``); each Flink configuration found becomes one
+``ConfigDocument``; other kinds (Namespace, Deployment, Service, ...) are skipped.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from yaml.nodes import MappingNode, Node, ScalarNode
+
+from flinktune.config.flat import parse_flat_lines
+from flinktune.config.textio import split_lines, strip_eol
+from flinktune.config.types import ConfigDocument, ConfigFormat, ConfigIssue
+from flinktune.config.yaml_config import (
+    NULL_TAG,
+    compose_documents,
+    flatten_tree,
+    mapping_get,
+    node_line,
+    read_yaml_text,
+    tree_entries,
+)
+
+FLINK_KINDS = ("FlinkDeployment", "FlinkSessionJob")
+# data keys of a ConfigMap that hold a Flink config file, and how Flink reads each.
+EMBEDDED_FILES = {"flink-conf.yaml": ConfigFormat.FLAT, "config.yaml": ConfigFormat.YAML}
+
+
+@dataclass
+class ManifestTarget:
+    """Where one Flink configuration sits in a manifest (shared by reader and writer)."""
+
+    kind: str                          # FlinkDeployment | FlinkSessionJob | ConfigMap
+    name: str | None
+    root: MappingNode
+    spec_pair: tuple[Node, Node] | None = None        # spec key/value (deployments)
+    conf_pair: tuple[Node, Node] | None = None        # flinkConfiguration key/value (deployments)
+    version_hint: str | None = None
+    data_key: str | None = None                       # ConfigMap data key ("flink-conf.yaml")
+    data_pair: tuple[Node, Node] | None = None        # ConfigMap data.<file> key/value
+
+    @property
+    def format(self) -> ConfigFormat:
+        return ConfigFormat.CONFIGMAP if self.kind == "ConfigMap" else ConfigFormat.DEPLOYMENT
+
+
+def _scalar(node: Node | None) -> str | None:
+    if isinstance(node, ScalarNode) and node.tag != NULL_TAG:
+        return node.value
+    return None
+
+
+def is_manifest_root(node: Node) -> bool:
+    return (isinstance(node, MappingNode) and mapping_get(node, "apiVersion") is not None
+            and mapping_get(node, "kind") is not None)
+
+
+def find_targets(roots: list[Node]) -> list[ManifestTarget]:
+    """Every Flink configuration in the documents, in file order."""
+    targets: list[ManifestTarget] = []
+    for root in roots:
+        if not isinstance(root, MappingNode):
+            continue
+        kind_pair = mapping_get(root, "kind")
+        kind = _scalar(kind_pair[1]) if kind_pair else None
+        metadata = mapping_get(root, "metadata")
+        name_pair = mapping_get(metadata[1], "name") if metadata else None
+        name = _scalar(name_pair[1]) if name_pair else None
+        if kind in FLINK_KINDS:
+            spec = mapping_get(root, "spec")
+            conf = mapping_get(spec[1], "flinkConfiguration") if spec else None
+            version = mapping_get(spec[1], "flinkVersion") if spec else None
+            targets.append(ManifestTarget(kind=kind, name=name, root=root, spec_pair=spec, conf_pair=conf,
+                                          version_hint=_scalar(version[1]) if version else None))
+        elif kind == "ConfigMap":
+            data = mapping_get(root, "data")
+            if data is None or not isinstance(data[1], MappingNode):
+                continue
+            for data_key in EMBEDDED_FILES:
+                pair = mapping_get(data[1], data_key)
+                if pair is not None:
+                    targets.append(ManifestTarget(kind="ConfigMap", name=name, root=root,
+                                                  data_key=data_key, data_pair=pair))
+    return targets
+
+
+def embedded_first_line(value_node: ScalarNode) -> int | None:
+    """1-based manifest line of the embedded text's first line, for literal block scalars only.
+
+    A literal block (``|``) keeps every line break, so inner line i is manifest line first+i-1.
+    Folded or quoted scalars fold lines, so no such mapping exists (None).
+    """
+    if value_node.style == "|":
+        return value_node.start_mark.line + 2
+    return None
+
+
+def _read_deployment(target: ManifestTarget, text: str, file: str) -> ConfigDocument:
+    issues: list[ConfigIssue] = []
+    entries: tuple = ()
+    if target.conf_pair is not None:
+        conf_key, conf_value = target.conf_pair
+        if isinstance(conf_value, MappingNode):
+            tree = flatten_tree(conf_value, file=file)
+            entries, tree_issues = tree_entries(tree, text, file=file)
+            issues.extend(tree_issues)
+        elif not (isinstance(conf_value, ScalarNode) and conf_value.tag == NULL_TAG):
+            issues.append(ConfigIssue("malformed-manifest",
+                                      "spec.flinkConfiguration is not a mapping of option: value",
+                                      file, node_line(conf_key)))
+    return ConfigDocument(path=file, format=ConfigFormat.DEPLOYMENT, entries=entries,
+                          issues=tuple(issues), name=target.name, version_hint=target.version_hint)
+
+
+def _read_configmap(target: ManifestTarget, file: str) -> ConfigDocument:
+    assert target.data_pair is not None and target.data_key is not None
+    key_node, value_node = target.data_pair
+    inner_format = EMBEDDED_FILES[target.data_key]
+    key_line = node_line(key_node)
+    if not isinstance(value_node, ScalarNode) or value_node.tag == NULL_TAG:
+        issue = ConfigIssue("malformed-manifest", f"data.{target.data_key} is not a text block", file,
+                            key_line)
+        return ConfigDocument(path=file, format=ConfigFormat.CONFIGMAP, entries=(), issues=(issue,),
+                              name=target.name, embedded=inner_format)
+    inner = value_node.value
+    first = embedded_first_line(value_node)
+    start = first if first is not None else key_line
+    if inner_format is ConfigFormat.FLAT:
+        entries, issues = parse_flat_lines((strip_eol(line) for line in split_lines(inner)), file,
+                                           first_line=start)
+    else:
+        doc = read_yaml_text(inner, file, first_line=start, fmt=ConfigFormat.CONFIGMAP)
+        entries, issues = doc.entries, doc.issues
+    if first is None:
+        # Folded or quoted text: point everything at the data key's line.
+        entries = tuple(replace(e, line=key_line) for e in entries)
+        issues = tuple(replace(i, line=key_line) for i in issues)
+    return ConfigDocument(path=file, format=ConfigFormat.CONFIGMAP, entries=entries, issues=issues,
+                          name=target.name, embedded=inner_format)
+
+
+def read_manifest_text(text: str, file: str) -> list[ConfigDocument]:
+    """Every Flink configuration in a (multi-document) Kubernetes manifest; [] if it has none."""
+    roots = compose_documents(text, file=file)
+    documents: list[ConfigDocument] = []
+    for target in find_targets(roots):
+        if target.kind == "ConfigMap":
+            documents.append(_read_configmap(target, file))
+        else:
+            documents.append(_read_deployment(target, text, file))
+    return documents

@@ -1,0 +1,17 @@
+"""``flinktune lint``: config files + rules -> findings, with the CI features around it."""
+
+from __future__ import annotations
+
+from flinktune.lint.model import AppliedFix, FileVersion, InputProblem, LintOptions, LintResult, RuleInfo
+from flinktune.lint.runner import lint_paths, load_ruleset
+
+__all__ = [
+    "AppliedFix",
+    "FileVersion",
+    "InputProblem",
+    "LintOptions",
+    "LintResult",
+    "RuleInfo",
+    "lint_paths",
+    "load_ruleset",
+]

@@ -1,0 +1,217 @@
+"""``lint``: read every input, check it against the rules, and return what to report.
+
+Never prints and never exits: a file that cannot be read becomes an ``InputProblem`` and the
+other files are still linted; the CLI owns output and exit codes.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import Any
+
+from flinktune.config.types import ConfigDocument
+from flinktune.errors import FlinktuneError
+from flinktune.findings import Finding
+from flinktune.lint.baseline import load_baseline
+from flinktune.lint.model import AppliedFix, FileVersion, InputProblem, LintOptions, LintResult, RuleInfo
+from flinktune.lint.paths import expand_paths
+from flinktune.lint.ruleinfo import builtin_rule_infos, rule_infos, safe_fix_codes
+from flinktune.lint.selection import is_selected, select_findings
+from flinktune.lint.suppress import Directives, apply_suppressions, parse_directives
+from flinktune.lint.versioning import detect_version
+
+
+@dataclass
+class _FileOutcome:
+    path: str
+    problems: list[InputProblem] = field(default_factory=list)
+    documents: list[tuple[ConfigDocument, list[Finding]]] = field(default_factory=list)
+    versions: list[FileVersion] = field(default_factory=list)
+    kept: list[Finding] = field(default_factory=list)        # selected, severity-overridden
+    suppressed: set[int] = field(default_factory=set)       # id() of raw findings silenced
+    suppressed_count: int = 0
+    read_ok: bool = False
+
+
+def _read_documents(path: str, options: LintOptions) -> tuple[list[ConfigDocument], str, list[InputProblem]]:
+    """The file's documents and its text (for directives), or the problem that stopped reading."""
+    from flinktune.config.reader import read_config_file
+
+    try:
+        size = os.stat(path).st_size
+    except OSError as error:
+        return [], "", [InputProblem(path, f"cannot read file: {error.strerror or error}")]
+    if size > options.max_file_bytes:
+        limit_mib = options.max_file_bytes / (1024 * 1024)
+        message = (f"file is too large to be a Flink config ({size / (1024 * 1024):.1f} MiB; "
+                   f"the limit is {limit_mib:g} MiB)")
+        return [], "", [InputProblem(path, message)]
+    try:
+        documents = list(read_config_file(path))
+    except FlinktuneError as error:
+        return [], "", [InputProblem(error.file or path, error.message, error.line)]
+    except OSError as error:
+        return [], "", [InputProblem(path, f"cannot read file: {error.strerror or error}")]
+    except Exception as error:
+        # Never a traceback for one bad input; FLINKTUNE_DEBUG=1 shows it when hunting a reader bug.
+        if os.environ.get("FLINKTUNE_DEBUG"):
+            raise
+        return [], "", [InputProblem(path, f"could not be read ({type(error).__name__}: {error})")]
+    try:
+        with open(path, "rb") as handle:
+            raw = handle.read()
+        text = raw.decode("utf-8", errors="replace") if b"flinktune:" in raw else ""
+    except OSError:
+        text = ""
+    return documents, text, []
+
+
+def _env(options: LintOptions) -> dict[str, Any] | None:
+    return dict(options.env) if options.env else None
+
+
+def _lint_file(path: str, ruleset: Any, options: LintOptions) -> _FileOutcome:
+    from flinktune.rules import evaluate_document
+
+    outcome = _FileOutcome(path)
+    documents, text, problems = _read_documents(path, options)
+    if problems:
+        outcome.problems.extend(problems)
+        return outcome
+    outcome.read_ok = True
+    directives = parse_directives(text) if text else Directives()
+    raw_all: list[Finding] = []
+    for document in documents:
+        version, source = detect_version(
+            document, flag=options.flink_version, directive=directives.flink_version,
+            project=options.project_flink_version,
+        )
+        outcome.versions.append(FileVersion(path, version, source, document.name))
+        try:
+            found = list(evaluate_document(ruleset, document, version, env=_env(options)))
+        except FlinktuneError as error:
+            outcome.problems.append(InputProblem(error.file or path, f"could not be checked: {error.message}",
+                                                 error.line))
+            found = []
+        except Exception as error:
+            # A bug in a rule or in flinktune, not in the input: still one line and the other files go
+            # on; FLINKTUNE_DEBUG=1 shows the traceback.
+            if os.environ.get("FLINKTUNE_DEBUG"):
+                raise
+            outcome.problems.append(InputProblem(
+                path, f"internal error while checking ({type(error).__name__}: {error}); "
+                      "please report it (FLINKTUNE_DEBUG=1 shows the traceback)"))
+            found = []
+        outcome.documents.append((document, found))
+        raw_all.extend(found)
+    result = apply_suppressions(raw_all, directives, path)
+    outcome.suppressed = {id(f) for f in result.suppressed}
+    outcome.suppressed_count = len(result.suppressed)
+    outcome.kept = select_findings(
+        [*result.kept, *result.unused], options.select, options.ignore, options.severity_overrides,
+    )
+    return outcome
+
+
+def _fix_file(outcome: _FileOutcome, safe_codes: frozenset[str], options: LintOptions
+              ) -> tuple[list[AppliedFix], list[InputProblem]]:
+    """Apply the safe fixes (rename a deprecated key, delete a removed key) of one file."""
+    from flinktune.config.textio import read_text_file
+    from flinktune.config.writer import Edit, apply_edits, write_file_atomic
+
+    applied: list[AppliedFix] = []
+    plans: list[tuple[ConfigDocument, list[Any]]] = []
+    for document, found in outcome.documents:
+        edits: list[Any] = []
+        seen: set[tuple[str, str]] = set()
+        for finding in found:
+            fix = finding.fix
+            if (fix is None or fix.action not in ("rename", "delete") or finding.code not in safe_codes
+                    or id(finding) in outcome.suppressed
+                    or not is_selected(finding.code, options.select, options.ignore)):
+                continue
+            action, new_key = fix.action, fix.new_key
+            if action == "rename" and (not new_key or document.get(new_key) is not None):
+                # The new key is already set and wins over the deprecated one in Flink
+                # (Configuration reads the new key first), so the old line is dead: drop it.
+                action, new_key = "delete", None
+            if (action, fix.key) in seen:
+                continue
+            seen.add((action, fix.key))
+            edits.append(Edit(action, fix.key, None, new_key))
+            entry = document.get(fix.key)
+            what = f"renamed {fix.key} to {new_key}" if action == "rename" else f"deleted {fix.key}"
+            applied.append(AppliedFix(outcome.path, entry.line if entry else finding.location.line,
+                                      finding.code, what))
+        if edits:
+            plans.append((document, edits))
+    if not plans:
+        return [], []
+    try:
+        # Same encoding and byte-order mark as the original, so the fix changes only the edited lines.
+        original = read_text_file(outcome.path)
+        text = original.text
+        # Later documents first, so the line numbers of earlier ones stay valid.
+        plans.sort(key=lambda p: min((e.line for e in p[0].entries), default=0), reverse=True)
+        for document, edits in plans:
+            text = apply_edits(text, document, edits)
+        write_file_atomic(outcome.path, original.encode(text), backup_suffix=".bak",
+                          follow_symlinks=options.follow_symlinks)
+    except FlinktuneError as error:
+        return [], [InputProblem(error.file or outcome.path, f"not fixed: {error.message}", error.line)]
+    except (OSError, UnicodeDecodeError) as error:
+        return [], [InputProblem(outcome.path, f"not fixed: {error}")]
+    return applied, []
+
+
+def load_ruleset(options: LintOptions) -> Any:
+    from flinktune.rules import load_rules
+
+    return load_rules(extra_dirs=tuple(options.rule_dirs), bundled=options.bundled_rules)
+
+
+def lint_paths(arguments: list[str] | tuple[str, ...], options: LintOptions | None = None, *,
+               ruleset: Any = None) -> LintResult:
+    """Lint files, folders and globs. Raises only for problems that stop the whole run
+    (invalid rule files, an unreadable baseline); a bad input file is reported, not raised."""
+    options = options or LintOptions()
+    if ruleset is None:
+        ruleset = load_ruleset(options)
+    baseline = load_baseline(options.baseline) if options.baseline is not None else None
+    expanded = expand_paths(list(arguments), follow_symlinks=options.follow_symlinks)
+    problems: list[InputProblem] = list(expanded.problems)
+    outcomes = [_lint_file(path, ruleset, options) for path in expanded.files]
+
+    fixes: list[AppliedFix] = []
+    if options.fix:
+        safe_codes = safe_fix_codes(ruleset)
+        for index, outcome in enumerate(outcomes):
+            if not outcome.read_ok:
+                continue
+            applied, fix_problems = _fix_file(outcome, safe_codes, options)
+            problems.extend(fix_problems)
+            if applied:
+                fixes.extend(applied)
+                # Report what is left after the fix, with the new line numbers.
+                outcomes[index] = _lint_file(outcome.path, ruleset, options)
+
+    findings: list[Finding] = []
+    versions: list[FileVersion] = []
+    files: list[str] = []
+    suppressed = 0
+    for outcome in outcomes:
+        problems.extend(outcome.problems)
+        findings.extend(outcome.kept)
+        versions.extend(outcome.versions)
+        suppressed += outcome.suppressed_count
+        if outcome.read_ok:
+            files.append(outcome.path)
+    findings.sort(key=Finding.sort_key)
+    reported, known = (findings, []) if baseline is None else baseline.split(findings)
+    infos: tuple[RuleInfo, ...] = (*rule_infos(ruleset), *builtin_rule_infos())
+    return LintResult(
+        findings=tuple(reported), problems=tuple(problems), files=tuple(files), rules=infos,
+        versions=tuple(versions), suppressed=suppressed, baselined=len(known), fixes=tuple(fixes),
+        all_findings=tuple(findings),
+    )

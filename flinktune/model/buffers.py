@@ -1,0 +1,638 @@
+"""How many network buffers each input gate and result partition takes, per Flink version.
+
+Ported (behaviour, not code) from apache/flink:
+- input gates: ``SingleInputGateFactory`` + ``NettyShuffleUtils.getMinMaxFloatingBuffersPerInputGate``
+  (1.13 .. 1.16: ``buffers-per-channel`` exclusive buffers per remote channel, floating pool [1, fpg]);
+  ``InputGateSpecUtils.createGateBuffersSpec`` (1.17+, FLINK-30473: required = min(maxReq, C*bpc+1),
+  exclusive per channel = min(bpc, (required-1) // C), floating pool [required - C*excl, C*bpc+fpg - C*excl]);
+- result partitions: ``NettyShuffleUtils.getMinMaxNetworkBuffersPerResultPartition`` /
+  ``ResultPartitionFactory`` (min Sp+1, bounded max Sp*bpc+fpg; sort-shuffle min
+  ``sort-shuffle.min-buffers``, max 4*Sp from 1.15);
+- failure: ``NetworkBufferPool.createBufferPool`` / ``requestPooledMemorySegmentsBlocking``: a request
+  fails with "Insufficient number of network buffers" when it exceeds total minus already required.
+Local (same TaskManager) channels take no exclusive buffers. Flink 2.x fixes buffers-per-channel=2,
+floating=8, max-buffers-per-channel=10, overdraft=20, sort-shuffle.min-parallelism=1 (2.0 release
+notes, FLINK-33750 et al.).
+
+No numpy here: the lint path and the rules engine import this module.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+from flinktune.errors import ModelInputError
+from flinktune.versions import DEFAULT_VERSION, FlinkVersion
+
+INT_MAX = 2**31 - 1
+V1_14, V1_15, V1_16, V1_17, V1_18, V2_0 = (FlinkVersion(1, 14), FlinkVersion(1, 15), FlinkVersion(1, 16),
+                                           FlinkVersion(1, 17), FlinkVersion(1, 18), FlinkVersion(2, 0))
+# InputGateSpecUtils.DEFAULT_MAX_REQUIRED_BUFFERS_PER_GATE_FOR_BATCH
+DEFAULT_MAX_REQUIRED_PER_GATE_BATCH = 1000
+HYBRID_MIN_BUFFERS = 8                       # NettyShuffleUtils.DEFAULT_HYBRID_SHUFFLE_MIN_BUFFERS (1.18+)
+
+# Keys, for messages.
+KEY_BPC = "taskmanager.network.memory.buffers-per-channel"
+KEY_FPG = "taskmanager.network.memory.floating-buffers-per-gate"
+KEY_MAX_PER_CHANNEL = "taskmanager.network.memory.max-buffers-per-channel"
+KEY_OVERDRAFT = "taskmanager.network.memory.max-overdraft-buffers-per-gate"
+KEY_REQUIRED_MAX = "taskmanager.network.memory.read-buffer.required-per-gate.max"
+KEY_SORT_MIN_PAR = "taskmanager.network.sort-shuffle.min-parallelism"
+KEY_SORT_MIN_BUF = "taskmanager.network.sort-shuffle.min-buffers"
+
+# What Flink 2.x hard-codes (NettyShuffleEnvironmentConfiguration @ 2.0): not tunable any more.
+FIXED_IN_2X: dict[str, int] = {KEY_BPC: 2, KEY_FPG: 8, KEY_MAX_PER_CHANNEL: 10, KEY_OVERDRAFT: 20,
+                               KEY_SORT_MIN_PAR: 1}
+
+
+class PartitionType(StrEnum):
+    """``ResultPartitionType`` as the job plan's ``exchange`` field spells it (lower case)."""
+
+    PIPELINED_BOUNDED = "pipelined_bounded"   # streaming
+    PIPELINED = "pipelined"                   # batch, pipelined (unbounded pool)
+    BLOCKING = "blocking"
+    HYBRID_FULL = "hybrid_full"
+    HYBRID_SELECTIVE = "hybrid_selective"
+
+    @property
+    def is_pipelined(self) -> bool:
+        return self in (PartitionType.PIPELINED_BOUNDED, PartitionType.PIPELINED)
+
+    @property
+    def is_hybrid(self) -> bool:
+        return self in (PartitionType.HYBRID_FULL, PartitionType.HYBRID_SELECTIVE)
+
+
+ALL_TO_ALL = frozenset({"HASH", "REBALANCE", "BROADCAST", "SHUFFLE", "GLOBAL", "CUSTOM"})
+POINTWISE = frozenset({"FORWARD", "RESCALE"})
+
+
+def parse_partition_type(text: str | PartitionType) -> PartitionType:
+    if isinstance(text, PartitionType):
+        return text
+    try:
+        return PartitionType(str(text).strip().lower())
+    except ValueError:
+        allowed = ", ".join(t.value for t in PartitionType)
+        raise ModelInputError(f"exchange type '{text}' is not one of {allowed}") from None
+
+
+def _positive_int(name: str, value: object, *, allow_zero: bool = False) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ModelInputError(f"{name} must be a whole number, got {value!r}")
+    if value < 0 or (value == 0 and not allow_zero):
+        raise ModelInputError(f"{name} must be {'non-negative' if allow_zero else 'positive'}, got {value}")
+    if value > INT_MAX:
+        raise ModelInputError(f"{name} must fit in a 32-bit integer, got {value}")
+    return value
+
+
+# ---------------------------------------------------------------------------------------------
+# Settings per version
+# ---------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class BufferSettings:
+    """The buffer options in force for one Flink version (defaults filled in, 2.x fixed values)."""
+
+    version: FlinkVersion
+    buffers_per_channel: int
+    floating_per_gate: int
+    max_buffers_per_channel: int
+    max_overdraft_per_gate: int          # 0 before 1.16 (no overdraft)
+    required_per_gate_max: int | None    # only 1.17+; None = unset (Flink's per-type default)
+    sort_shuffle_min_parallelism: int
+    sort_shuffle_min_buffers: int
+    hybrid_new_mode: bool                # tiered-storage hybrid shuffle (1.18+ default)
+
+    @property
+    def tunable(self) -> bool:
+        """False on 2.x, where buffers-per-channel and friends are hard-coded."""
+        return self.version < V2_0
+
+
+def buffer_settings(
+    version: FlinkVersion = DEFAULT_VERSION,
+    *,
+    buffers_per_channel: int | None = None,
+    floating_per_gate: int | None = None,
+    max_buffers_per_channel: int | None = None,
+    max_overdraft_per_gate: int | None = None,
+    required_per_gate_max: int | None = None,
+    sort_shuffle_min_parallelism: int | None = None,
+    sort_shuffle_min_buffers: int | None = None,
+    hybrid_new_mode: bool | None = None,
+) -> BufferSettings:
+    """Defaults by version (flink-facts §1.6) with explicit overrides, validated as Flink does.
+
+    On Flink 2.x an override that differs from the hard-coded value raises ModelInputError: those
+    keys were removed and setting them changes nothing.
+    """
+    given = {KEY_BPC: buffers_per_channel, KEY_FPG: floating_per_gate,
+             KEY_MAX_PER_CHANNEL: max_buffers_per_channel, KEY_OVERDRAFT: max_overdraft_per_gate,
+             KEY_SORT_MIN_PAR: sort_shuffle_min_parallelism}
+    if version >= V2_0:
+        for key, value in given.items():
+            if value is not None and value != FIXED_IN_2X[key]:
+                raise ModelInputError(
+                    f"{key} is fixed to {FIXED_IN_2X[key]} in Flink {version} (the option was removed "
+                    f"in 2.0); it cannot be tuned, got {value}"
+                )
+        bpc, fpg, max_pc, overdraft, sort_par = (FIXED_IN_2X[k] for k in (
+            KEY_BPC, KEY_FPG, KEY_MAX_PER_CHANNEL, KEY_OVERDRAFT, KEY_SORT_MIN_PAR))
+    else:
+        bpc = 2 if buffers_per_channel is None else buffers_per_channel
+        fpg = 8 if floating_per_gate is None else floating_per_gate
+        max_pc = 10 if max_buffers_per_channel is None else max_buffers_per_channel
+        default_overdraft = 5 if version >= V1_16 else 0
+        if max_overdraft_per_gate is not None and version < V1_16:
+            raise ModelInputError(f"{KEY_OVERDRAFT} does not exist before Flink 1.16")
+        overdraft = default_overdraft if max_overdraft_per_gate is None else max_overdraft_per_gate
+        sort_par = ((1 if version >= V1_15 else INT_MAX) if sort_shuffle_min_parallelism is None
+                    else sort_shuffle_min_parallelism)
+    if required_per_gate_max is not None and version < V1_17:
+        raise ModelInputError(f"{KEY_REQUIRED_MAX} does not exist before Flink 1.17")
+    sort_buffers = ((512 if version >= V1_15 else 64) if sort_shuffle_min_buffers is None
+                    else sort_shuffle_min_buffers)
+    # NettyShuffleEnvironmentConfiguration's checks (1.17+ texts); earlier versions accepted
+    # nonsense silently, which the model cannot evaluate either, so it rejects it too.
+    if isinstance(bpc, bool) or not isinstance(bpc, int) or bpc < 0:
+        raise ModelInputError(f"{KEY_BPC}: Must be non-negative (got {bpc!r}).")
+    if isinstance(fpg, bool) or not isinstance(fpg, int) or fpg < 1:
+        raise ModelInputError("The configured floating buffer should be at least 1, please increase the "
+                              f"value of {KEY_FPG} (got {fpg!r}).")
+    if required_per_gate_max is not None and (
+            isinstance(required_per_gate_max, bool) or not isinstance(required_per_gate_max, int)
+            or required_per_gate_max < 1):
+        raise ModelInputError("At least one buffer is required for each gate, please increase the value of "
+                              f"{KEY_REQUIRED_MAX} (got {required_per_gate_max!r}).")
+    _positive_int(KEY_MAX_PER_CHANNEL, max_pc)
+    _positive_int(KEY_OVERDRAFT, overdraft, allow_zero=True)
+    _positive_int(KEY_SORT_MIN_PAR, sort_par)
+    _positive_int(KEY_SORT_MIN_BUF, sort_buffers)
+    for name, value in ((KEY_BPC, bpc), (KEY_FPG, fpg)):
+        _positive_int(name, value, allow_zero=True)
+    return BufferSettings(
+        version=version, buffers_per_channel=bpc, floating_per_gate=fpg, max_buffers_per_channel=max_pc,
+        max_overdraft_per_gate=overdraft, required_per_gate_max=required_per_gate_max,
+        sort_shuffle_min_parallelism=sort_par, sort_shuffle_min_buffers=sort_buffers,
+        hybrid_new_mode=(version >= V1_18) if hybrid_new_mode is None else bool(hybrid_new_mode),
+    )
+
+
+def pool_bound(channels: int, buffers_per_channel: int, floating_per_gate: int) -> int:
+    """The docs' per-pool bound: ``#channels * buffers-per-channel + floating-buffers-per-gate``."""
+    _positive_int("channels", channels)
+    _positive_int("buffers_per_channel", buffers_per_channel, allow_zero=True)
+    _positive_int("floating_per_gate", floating_per_gate, allow_zero=True)
+    return channels * buffers_per_channel + floating_per_gate
+
+
+# ---------------------------------------------------------------------------------------------
+# One input gate, one result partition
+# ---------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class GateBuffers:
+    """Buffers of one input gate (consumer side of one edge, one subtask)."""
+
+    channels: int
+    remote_channels: int
+    exclusive_per_channel: int   # requested from the global pool by each remote channel
+    floating_min: int            # the gate's floating LocalBufferPool: required part
+    floating_max: int            # ... and its maximum size
+
+    @property
+    def exclusive(self) -> int:
+        return self.remote_channels * self.exclusive_per_channel
+
+    @property
+    def required(self) -> int:
+        """Buffers the gate must get at start-up, else "Insufficient number of network buffers"."""
+        return self.exclusive + self.floating_min
+
+    @property
+    def target(self) -> int:
+        """Buffers the gate holds at most (exclusive + full floating pool)."""
+        return self.exclusive + self.floating_max
+
+
+def input_gate_buffers(settings: BufferSettings, channels: int, remote_channels: int | None = None,
+                       partition_type: PartitionType | str = PartitionType.PIPELINED_BOUNDED) -> GateBuffers:
+    """Buffers of one input gate with ``channels`` input channels, ``remote_channels`` of them remote."""
+    _positive_int("channels", channels)
+    remote = channels if remote_channels is None else _positive_int("remote_channels", remote_channels,
+                                                                    allow_zero=True)
+    if remote > channels:
+        raise ModelInputError(f"remote_channels ({remote}) cannot exceed channels ({channels})")
+    ptype = parse_partition_type(partition_type)
+    bpc, fpg = settings.buffers_per_channel, settings.floating_per_gate
+    if settings.version < V1_17:
+        # 1.13 .. 1.16: bpc exclusive per remote channel; floating pool min 1, max fpg.
+        return GateBuffers(channels, remote, bpc, 1, fpg)
+    if settings.required_per_gate_max is not None:
+        max_required = settings.required_per_gate_max
+    elif ptype.is_pipelined or (ptype.is_hybrid and not settings.hybrid_new_mode):
+        max_required = INT_MAX
+    else:
+        max_required = DEFAULT_MAX_REQUIRED_PER_GATE_BATCH
+    target_required = channels * bpc + 1
+    required = min(max_required, target_required)
+    exclusive = min(bpc, (required - 1) // channels)
+    maximum = channels * bpc + fpg
+    if ptype.is_hybrid and settings.hybrid_new_mode:
+        # Tiered-storage gates need only 2 buffers (InputGateSpecUtils.DEFAULT_MIN_BUFFERS_PER_GATE);
+        # modelled as a floating pool of [2, C*bpc+fpg] without exclusive buffers.
+        return GateBuffers(channels, remote, 0, 2, max(maximum, 2))
+    floating_min = max(required - channels * exclusive, 1)
+    floating_max = max(maximum - channels * exclusive, floating_min)
+    return GateBuffers(channels, remote, exclusive, floating_min, floating_max)
+
+
+@dataclass(frozen=True)
+class PartitionBuffers:
+    """Buffers of one result partition (producer side of one edge, one subtask)."""
+
+    subpartitions: int
+    kind: str                    # pipelined | hash-blocking | sort-blocking | hybrid
+    required: int                # LocalBufferPool minimum
+    maximum: int | None          # LocalBufferPool maximum; None = unbounded
+    max_per_subpartition: int | None
+    overdraft_max: int           # optional extra buffers while back-pressured (pipelined, 1.16+)
+
+    @property
+    def announced(self) -> int:
+        """What ``computeNetworkBuffersForAnnouncing`` counts: max if pipelined-consumable, else min."""
+        if self.kind == "pipelined" and self.maximum is not None:
+            return self.maximum
+        return self.required
+
+
+def result_partition_buffers(settings: BufferSettings, subpartitions: int,
+                             partition_type: PartitionType | str = PartitionType.PIPELINED_BOUNDED
+                             ) -> PartitionBuffers:
+    """Buffers of one result partition with ``subpartitions`` subpartitions."""
+    _positive_int("subpartitions", subpartitions)
+    ptype = parse_partition_type(partition_type)
+    bpc, fpg, version = settings.buffers_per_channel, settings.floating_per_gate, settings.version
+    sort = ptype is PartitionType.BLOCKING and subpartitions >= settings.sort_shuffle_min_parallelism
+    if sort:
+        required = settings.sort_shuffle_min_buffers
+        maximum: int | None = max(required, 4 * subpartitions) if version >= V1_15 else None
+        kind = "sort-blocking"
+    else:
+        required = subpartitions + 1
+        if ptype.is_hybrid and version >= V1_18:
+            required = min(HYBRID_MIN_BUFFERS, required)
+        if ptype is PartitionType.PIPELINED_BOUNDED:
+            maximum = max(required, subpartitions * bpc + fpg)
+        else:
+            maximum = None
+        kind = "pipelined" if ptype.is_pipelined else "hybrid" if ptype.is_hybrid else "hash-blocking"
+    return PartitionBuffers(
+        subpartitions=subpartitions, kind=kind, required=required, maximum=maximum,
+        max_per_subpartition=settings.max_buffers_per_channel if ptype is PartitionType.PIPELINED_BOUNDED
+        else None,
+        overdraft_max=settings.max_overdraft_per_gate if ptype.is_pipelined else 0,
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# Job graphs and TaskManager totals
+# ---------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Vertex:
+    id: str
+    parallelism: int
+
+    def __post_init__(self) -> None:
+        if not self.id:
+            raise ModelInputError("a vertex needs a non-empty id")
+        _positive_int(f"parallelism of vertex '{self.id}'", self.parallelism)
+
+
+@dataclass(frozen=True)
+class Edge:
+    source: str
+    target: str
+    ship_strategy: str = "HASH"
+    partition_type: PartitionType = PartitionType.PIPELINED_BOUNDED
+
+    def __post_init__(self) -> None:
+        strategy = self.ship_strategy.strip().upper()
+        if strategy not in ALL_TO_ALL | POINTWISE:
+            raise ModelInputError(f"ship strategy '{self.ship_strategy}' of edge {self.source} -> "
+                                  f"{self.target} is not one of {', '.join(sorted(ALL_TO_ALL | POINTWISE))}")
+        object.__setattr__(self, "ship_strategy", strategy)
+        object.__setattr__(self, "partition_type", parse_partition_type(self.partition_type))
+
+    @property
+    def all_to_all(self) -> bool:
+        return self.ship_strategy in ALL_TO_ALL
+
+
+@dataclass(frozen=True)
+class JobGraph:
+    vertices: tuple[Vertex, ...]
+    edges: tuple[Edge, ...] = ()
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "vertices", tuple(self.vertices))
+        object.__setattr__(self, "edges", tuple(self.edges))
+        if not self.vertices:
+            raise ModelInputError("a job graph needs at least one vertex")
+        ids = [v.id for v in self.vertices]
+        if len(set(ids)) != len(ids):
+            raise ModelInputError("vertex ids in a job graph must be unique")
+        known = set(ids)
+        for edge in self.edges:
+            for end in (edge.source, edge.target):
+                if end not in known:
+                    raise ModelInputError(f"edge {edge.source} -> {edge.target} names unknown vertex '{end}'")
+
+    def vertex(self, vertex_id: str) -> Vertex:
+        for v in self.vertices:
+            if v.id == vertex_id:
+                return v
+        raise ModelInputError(f"unknown vertex '{vertex_id}'")
+
+
+def job_graph_from_plan(plan: Mapping[str, object]) -> JobGraph:
+    """A JobGraph from Flink's REST ``/jobs/:jobid/plan`` JSON (``{"plan": {...}}`` or the inner object).
+
+    Uses ``nodes[].id``, ``nodes[].parallelism`` and ``nodes[].inputs[]{id, ship_strategy, exchange}``
+    (JsonPlanGenerator). A ship strategy outside the known set (a custom partitioner's ``toString``)
+    counts as all-to-all unless it starts with FORWARD or RESCALE.
+    """
+    inner = plan.get("plan", plan)
+    if not isinstance(inner, Mapping) or not isinstance(inner.get("nodes"), list):
+        raise ModelInputError("a job plan needs a 'nodes' list (the JSON of /jobs/:jobid/plan)")
+    vertices, edges = [], []
+    for node in inner["nodes"]:
+        if not isinstance(node, Mapping):
+            raise ModelInputError("every plan node must be an object")
+        vertex_id = str(node.get("id", ""))
+        vertices.append(Vertex(vertex_id, node.get("parallelism")))  # type: ignore[arg-type]
+        for item in node.get("inputs") or []:
+            if not isinstance(item, Mapping):
+                raise ModelInputError(f"inputs of plan node '{vertex_id}' must be objects")
+            strategy = str(item.get("ship_strategy", "HASH")).strip().upper()
+            if strategy not in ALL_TO_ALL | POINTWISE:
+                strategy = "FORWARD" if strategy.startswith("FORWARD") else \
+                    "RESCALE" if strategy.startswith("RESCALE") else "CUSTOM"
+            exchange = str(item.get("exchange", "pipelined_bounded"))
+            edges.append(Edge(str(item.get("id", "")), vertex_id, strategy, parse_partition_type(exchange)))
+    return JobGraph(tuple(vertices), tuple(edges))
+
+
+def chain_graph(parallelism: int, exchanges: int, ship_strategy: str = "HASH",
+                partition_type: PartitionType | str = PartitionType.PIPELINED_BOUNDED) -> JobGraph:
+    """``v0 -> v1 -> ... -> v<exchanges>``, all with the same parallelism, joined by one strategy."""
+    _positive_int("exchanges", exchanges)
+    vertices = tuple(Vertex(f"v{i}", parallelism) for i in range(exchanges + 1))
+    ptype = parse_partition_type(partition_type)
+    edges = tuple(Edge(f"v{i}", f"v{i + 1}", ship_strategy, ptype) for i in range(exchanges))
+    return JobGraph(vertices, edges)
+
+
+def _pointwise_consumer_range(i: int, p_up: int, p_down: int) -> tuple[int, int]:
+    """Producer subtasks [a, b) consumer ``i`` reads (VertexInputInfoComputationUtils, pointwise)."""
+    if p_up >= p_down:
+        return (i * p_up) // p_down, ((i + 1) * p_up) // p_down
+    j = ((i + 1) * p_up - 1) // p_down
+    return j, j + 1
+
+
+def _pointwise_subpartitions(j: int, p_up: int, p_down: int) -> int:
+    """Subpartitions of producer ``j`` on a pointwise edge."""
+    if p_up >= p_down:
+        return 1
+    return ((j + 1) * p_down) // p_up - (j * p_down) // p_up
+
+
+def _overlap(a: int, b: int, lo: int, hi: int) -> int:
+    return max(0, min(b, hi) - max(a, lo))
+
+
+@dataclass(frozen=True)
+class Request:
+    """``count`` requests of ``size`` buffers each, in the order a TaskManager makes them."""
+
+    what: str
+    size: int
+    count: int = 1
+
+
+@dataclass(frozen=True)
+class SubtaskBuffers:
+    vertex_id: str
+    subtask: int
+    taskmanager: int
+    gates: tuple[GateBuffers, ...]
+    partitions: tuple[PartitionBuffers, ...]
+
+    @property
+    def required(self) -> int:
+        return sum(g.required for g in self.gates) + sum(p.required for p in self.partitions)
+
+    @property
+    def target(self) -> int:
+        """Gates at their maximum, partitions as Flink announces them (bounded max / blocking min)."""
+        return sum(g.target for g in self.gates) + sum(p.announced for p in self.partitions)
+
+    def requests(self) -> list[Request]:
+        # Task.setupPartitionsAndGates: partitions first, then each gate: its floating pool,
+        # then the exclusive buffers of every remote channel, one request per channel.
+        out = [Request(f"{self.vertex_id}[{self.subtask}] result partition", p.required)
+               for p in self.partitions]
+        for index, gate in enumerate(self.gates):
+            out.append(Request(f"{self.vertex_id}[{self.subtask}] input gate {index} floating pool",
+                               gate.floating_min))
+            if gate.exclusive_per_channel and gate.remote_channels:
+                out.append(Request(f"{self.vertex_id}[{self.subtask}] input gate {index} exclusive buffers",
+                                   gate.exclusive_per_channel, gate.remote_channels))
+        return out
+
+
+@dataclass(frozen=True)
+class TaskManagerBuffers:
+    """The buffer demand of one TaskManager (all subtasks placed on it)."""
+
+    taskmanager: int
+    required: int
+    target: int
+    subtasks: int
+    requests: tuple[Request, ...] = field(repr=False, default=())
+    assumption: str = ""
+
+
+def _placement(subtask: int, slots: int) -> int:
+    return subtask // slots
+
+
+def subtask_buffers(graph: JobGraph, settings: BufferSettings, slots_per_taskmanager: int,
+                    *, all_remote: bool = False) -> list[SubtaskBuffers]:
+    """Every subtask's gates and partitions under default slot sharing.
+
+    Placement assumption: one slot sharing group; slot ``k`` holds subtask ``k`` of every vertex
+    (that has one) and TaskManager ``t`` holds slots ``[t*S, (t+1)*S)``. A channel is local when
+    producer and consumer subtasks share a TaskManager, unless ``all_remote``.
+    """
+    slots = _positive_int("slots_per_taskmanager", slots_per_taskmanager)
+    inputs: dict[str, list[Edge]] = {v.id: [] for v in graph.vertices}
+    outputs: dict[str, list[Edge]] = {v.id: [] for v in graph.vertices}
+    for edge in graph.edges:
+        inputs[edge.target].append(edge)
+        outputs[edge.source].append(edge)
+    result = []
+    for vertex in graph.vertices:
+        for i in range(vertex.parallelism):
+            tm = _placement(i, slots)
+            gates = []
+            for edge in inputs[vertex.id]:
+                p_up = graph.vertex(edge.source).parallelism
+                a, b = ((0, p_up) if edge.all_to_all
+                        else _pointwise_consumer_range(i, p_up, vertex.parallelism))
+                channels = b - a
+                local = 0 if all_remote else _overlap(a, b, tm * slots, (tm + 1) * slots)
+                gates.append(input_gate_buffers(settings, channels, channels - local, edge.partition_type))
+            partitions = []
+            for edge in outputs[vertex.id]:
+                p_down = graph.vertex(edge.target).parallelism
+                sub = p_down if edge.all_to_all else _pointwise_subpartitions(i, vertex.parallelism, p_down)
+                partitions.append(result_partition_buffers(settings, sub, edge.partition_type))
+            result.append(SubtaskBuffers(vertex.id, i, tm, tuple(gates), tuple(partitions)))
+    return result
+
+
+def taskmanager_buffers(graph: JobGraph, settings: BufferSettings, slots_per_taskmanager: int,
+                        *, all_remote: bool = False) -> list[TaskManagerBuffers]:
+    """Per-TaskManager totals for a job graph (see ``subtask_buffers`` for the placement)."""
+    per_tm: dict[int, list[SubtaskBuffers]] = {}
+    for sb in subtask_buffers(graph, settings, slots_per_taskmanager, all_remote=all_remote):
+        per_tm.setdefault(sb.taskmanager, []).append(sb)
+    locality = ", every channel remote" if all_remote else ", same-TaskManager channels local"
+    assumption = (f"default slot sharing, {slots_per_taskmanager} slots per TaskManager, slot k holds "
+                  f"subtask k of every vertex{locality}")
+    out = []
+    for tm, subtasks in sorted(per_tm.items()):
+        subtasks.sort(key=lambda s: (s.subtask, [v.id for v in graph.vertices].index(s.vertex_id)))
+        requests = tuple(r for s in subtasks for r in s.requests())
+        out.append(TaskManagerBuffers(tm, sum(s.required for s in subtasks), sum(s.target for s in subtasks),
+                                      len(subtasks), requests, assumption))
+    return out
+
+
+def busiest_taskmanager(demands: Sequence[TaskManagerBuffers]) -> TaskManagerBuffers:
+    if not demands:
+        raise ModelInputError("no TaskManager demand to compare")
+    return max(demands, key=lambda d: (d.required, d.target))
+
+
+def worst_case_taskmanager_buffers(parallelism: int, slots: int, settings: BufferSettings,
+                                   *, exchanges: int = 1,
+                                   partition_type: PartitionType | str = PartitionType.PIPELINED_BOUNDED
+                                   ) -> TaskManagerBuffers:
+    """A full TaskManager's demand when no job graph is known.
+
+    Assumption (stated in the result): a chain of ``exchanges + 1`` vertices of parallelism
+    ``parallelism`` joined by ``exchanges`` all-to-all exchanges (e.g. keyBy), default slot sharing
+    with ``min(slots, parallelism)`` slots each holding one subtask of every vertex, and every channel
+    remote (the upper bound; same-TaskManager channels would save their exclusive buffers).
+    Per slot that is ``exchanges`` x (one result partition of ``parallelism`` subpartitions + one
+    input gate of ``parallelism`` channels).
+    """
+    p = _positive_int("parallelism", parallelism)
+    s = _positive_int("slots", slots)
+    n = _positive_int("exchanges", exchanges)
+    gate = input_gate_buffers(settings, p, p, partition_type)
+    part = result_partition_buffers(settings, p, partition_type)
+    per_slot_required = n * (gate.required + part.required)
+    per_slot_target = n * (gate.target + part.announced)
+    s = min(s, p)  # default slot sharing fills only as many slots as the parallelism
+    requests: list[Request] = []
+    for slot in range(s):
+        for e in range(n):
+            requests.append(Request(f"slot {slot} exchange {e} result partition", part.required))
+        for e in range(n):
+            requests.append(Request(f"slot {slot} exchange {e} input gate floating pool", gate.floating_min))
+            if gate.exclusive_per_channel:
+                requests.append(Request(f"slot {slot} exchange {e} input gate exclusive buffers",
+                                        gate.exclusive_per_channel, gate.remote_channels))
+    assumption = (f"chain of {n} all-to-all exchange(s) at parallelism {p}, {s} slots per TaskManager with "
+                  "default slot sharing, every channel remote")
+    return TaskManagerBuffers(0, s * per_slot_required, s * per_slot_target, s * (n + 1), tuple(requests),
+                              assumption)
+
+
+# ---------------------------------------------------------------------------------------------
+# Does it fit?
+# ---------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class NetworkFit:
+    fits: bool
+    required: int               # buffers the TaskManager must hand out at start-up
+    target: int                 # buffers its pools grow to
+    total_buffers: int          # network buffers of the TaskManager
+    segment_bytes: int
+    failing_request: int | None     # what Flink prints as "required <n>"
+    available_at_failure: int | None  # ... and as "only <m> available"
+    failing_what: str | None
+    message: str | None         # Flink's exception text when it does not fit
+
+    @property
+    def requested_usage_percent(self) -> float:
+        """The ``RequestedMemoryUsage`` gauge (1.15+): target / total, in percent."""
+        return 100.0 * self.target / self.total_buffers if self.total_buffers else float("inf")
+
+    @property
+    def headroom_buffers(self) -> int:
+        return self.total_buffers - self.required
+
+
+def insufficient_buffers_message(requested: int, available: int, total_buffers: int,
+                                 segment_bytes: int) -> str:
+    """``NetworkBufferPool``'s text (1.13 .. 2.x, unchanged)."""
+    return (f"Insufficient number of network buffers: required {requested}, but only {available} available. "
+            f"The total number of network buffers is currently set to {total_buffers} of {segment_bytes} "
+            "bytes each. You can increase this number by setting the configuration keys "
+            "'taskmanager.memory.network.fraction', 'taskmanager.memory.network.min', and "
+            "'taskmanager.memory.network.max'.")
+
+
+def fits(demand: TaskManagerBuffers | int, total_buffers: int, segment_bytes: int) -> NetworkFit:
+    """Would the TaskManager start the job's tasks, or fail with "Insufficient number of network buffers"?
+
+    With a TaskManagerBuffers the requests are replayed in order, so the numbers are those Flink
+    prints for the first failing request (tasks deploy concurrently in reality, so the printed
+    figures can differ while the verdict cannot). With a plain int the whole demand is one request.
+    """
+    total = _positive_int("total_buffers", total_buffers, allow_zero=True)
+    seg = _positive_int("segment_bytes", segment_bytes)
+    if isinstance(demand, int) and not isinstance(demand, bool):
+        required = _positive_int("required buffers", demand, allow_zero=True)
+        target = required
+        requests: Iterable[Request] = (Request("all pools", required),)
+    elif isinstance(demand, TaskManagerBuffers):
+        required, target = demand.required, demand.target
+        requests = demand.requests or (Request("all pools", required),)
+    else:
+        raise ModelInputError(f"cannot check the fit of a {type(demand).__name__}")
+    used = 0
+    for request in requests:
+        if request.size <= 0:
+            continue
+        room = total - used
+        if request.size * request.count <= room:
+            used += request.size * request.count
+            continue
+        granted = room // request.size  # the first request that no longer fits
+        used += granted * request.size
+        available = total - used
+        return NetworkFit(False, required, target, total, seg, request.size, available, request.what,
+                          insufficient_buffers_message(request.size, available, total, seg))
+    return NetworkFit(True, required, target, total, seg, None, None, None, None)

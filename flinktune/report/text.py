@@ -1,0 +1,72 @@
+"""Plain text for people: one line per finding, like compilers and ruff print them."""
+
+from __future__ import annotations
+
+from flinktune.findings import Finding, Fix, Severity
+from flinktune.lint.model import LintResult
+
+_COLOURS = {Severity.ERROR: "\x1b[31m", Severity.WARNING: "\x1b[33m", Severity.INFO: "\x1b[36m"}
+_BOLD, _DIM, _RESET = "\x1b[1m", "\x1b[2m", "\x1b[0m"
+
+
+def _plural(count: int, word: str) -> str:
+    return f"{count} {word}" + ("" if count == 1 else "s")
+
+
+def describe_fix(fix: Fix) -> str:
+    if fix.action == "rename":
+        return f"rename {fix.key} to {fix.new_key}"
+    if fix.action == "delete":
+        return f"delete {fix.key}"
+    return f"set {fix.key}: {fix.value}"
+
+
+def _finding_lines(finding: Finding, result: LintResult, color: bool, verbose: bool) -> list[str]:
+    severity = finding.severity.value
+    if color:
+        severity = f"{_COLOURS[finding.severity]}{severity}{_RESET}"
+        code = f"{_BOLD}{finding.code}{_RESET}"
+    else:
+        code = finding.code
+    lines = [f"{finding.location}: {severity} {code} [{finding.name}] {finding.message}"]
+    if finding.fix is not None:
+        info = result.rule(finding.code)
+        hint = " (fixable with --fix)" if info is not None and info.fix_safe and finding.fix.action in (
+            "rename", "delete") else ""
+        text = f"    fix: {describe_fix(finding.fix)}{hint}"
+        lines.append(f"{_DIM}{text}{_RESET}" if color else text)
+    if verbose and finding.why:
+        lines.append(f"    why: {' '.join(finding.why.split())}")
+    if verbose:
+        lines.extend(f"    see: {ref}" for ref in finding.references)
+    return lines
+
+
+def render_text(result: LintResult, *, color: bool = False, verbose: bool = False) -> str:
+    out: list[str] = []
+    if verbose:
+        for fv in result.versions:
+            name = f" ({fv.document})" if fv.document else ""
+            out.append(f"{fv.file}{name}: checked against Flink {fv.version} ({fv.source})")
+    for fix in result.fixes:
+        out.append(f"{fix.file}:{fix.line}: fixed {fix.code}: {fix.description}"
+                   if fix.line is not None else f"{fix.file}: fixed {fix.code}: {fix.description}")
+    for finding in result.findings:
+        out.extend(_finding_lines(finding, result, color, verbose))
+    # Inputs that could not be read are not repeated here: the CLI prints one line each on stderr.
+    counts = result.counts()
+    summary = (f"{_plural(len(result.files), 'file')} checked: {_plural(counts['error'], 'error')}, "
+               f"{_plural(counts['warning'], 'warning')}, {counts['info']} info")
+    extras = []
+    if result.problems:
+        extras.append(f"{_plural(len(result.problems), 'input')} not linted")
+    if result.suppressed:
+        extras.append(f"{result.suppressed} suppressed inline")
+    if result.baselined:
+        extras.append(f"{result.baselined} in the baseline")
+    if result.fixes:
+        extras.append(f"{_plural(len(result.fixes), 'fix')} applied".replace("fixs", "fixes"))
+    if extras:
+        summary += " (" + "; ".join(extras) + ")"
+    out.append(summary + ".")
+    return "\n".join(out) + "\n"

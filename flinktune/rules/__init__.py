@@ -1,0 +1,34 @@
+"""The rules engine: rule files as data, a closed condition language, findings out.
+
+Public API (lint, analyze and recommend build on it):
+
+- ``load_rules(extra_dirs=()) -> RuleSet``: bundled rules plus ``--rules DIR`` folders; every
+  problem in every file is raised together as one ``RuleError(problems=...)``.
+- ``evaluate_document(ruleset, document, version, env=None) -> list[Finding]``: config, key
+  and issue scopes over one config document.
+- ``evaluate_items(ruleset, scope, items, version, env, file) -> list[Finding]``: vertex or
+  subtask scopes over measured facts.
+"""
+
+from __future__ import annotations
+
+from flinktune.rules.engine import evaluate_document, evaluate_items
+from flinktune.rules.examples import ExampleResult, run_examples
+from flinktune.rules.lang import Condition, parse
+from flinktune.rules.loader import load_rules
+from flinktune.rules.ruleset import Rule, RuleSet
+from flinktune.rules.schema import SCOPES, RuleFile
+
+__all__ = [
+    "SCOPES",
+    "Condition",
+    "ExampleResult",
+    "Rule",
+    "RuleFile",
+    "RuleSet",
+    "evaluate_document",
+    "evaluate_items",
+    "load_rules",
+    "parse",
+    "run_examples",
+]

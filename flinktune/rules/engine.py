@@ -1,0 +1,161 @@
+"""Run rules over a config document or over measured items; returns findings, never prints."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+
+from flinktune.config.types import ConfigDocument, ConfigEntry
+from flinktune.errors import ConditionError
+from flinktune.findings import Finding, Fix, Location
+from flinktune.rules.functions import FUNCTIONS, RuleContext, _entry_for
+from flinktune.rules.lang import Budget, Value, evaluate, to_value, truthy
+from flinktune.rules.ruleset import Rule, RuleSet
+from flinktune.rules.schema import ITEM_SCOPES
+from flinktune.rules.template import format_value
+from flinktune.versions import FlinkVersion
+
+
+class _Names(Mapping[str, object]):
+    """Bindings plus let-names, each let computed on first use (in the rule's budget)."""
+
+    def __init__(self, rule: Rule, bindings: dict[str, Value], context: RuleContext, budget: Budget) -> None:
+        self._rule = rule
+        self._values: dict[str, object] = dict(bindings)
+        self._lets = dict(rule.lets)
+        self._context = context
+        self._budget = budget
+        self._computing: set[str] = set()
+
+    def __getitem__(self, name: str) -> object:
+        if name in self._values:
+            return self._values[name]
+        if name not in self._lets or name in self._computing:
+            raise KeyError(name)
+        self._computing.add(name)
+        try:
+            value = evaluate(self._lets[name], self, FUNCTIONS, self._context, self._budget)
+        finally:
+            self._computing.discard(name)
+        self._values[name] = value
+        return value
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._values or name in self._lets
+
+    def __iter__(self) -> Iterator[str]:
+        return iter([*self._values, *(n for n in self._lets if n not in self._values)])
+
+    def __len__(self) -> int:
+        return len(set(self._values) | set(self._lets))
+
+    def all_lets(self) -> list[tuple[str, object]]:
+        return [(name, self[name]) for name, _ in self._rule.lets]
+
+
+def _fail(rule: Rule, error: ConditionError, where: str) -> ConditionError:
+    return ConditionError(f"rule {rule.code} ({rule.source}) failed on {where}: {error.message}")
+
+
+def _run(rule: Rule, bindings: dict[str, Value], context: RuleContext, where: str,
+         location: Location, file: str) -> Finding | None:
+    budget = Budget()
+    names = _Names(rule, bindings, context, budget)
+    try:
+        fired = truthy(evaluate(rule.condition, names, FUNCTIONS, context, budget))
+        if not fired:
+            return None
+        lets = names.all_lets()
+        values: dict[str, object] = {**bindings, **dict(lets)}
+        message = rule.message.render(values)
+        fix = None
+        if rule.fix is not None and rule.fix_templates is not None:
+            key_t, value_t, new_t = rule.fix_templates
+            fix = Fix(action=rule.fix.action, key=key_t.render(values),
+                      value=value_t.render(values) if value_t is not None else None,
+                      new_key=new_t.render(values) if new_t is not None else None)
+        if rule.at is not None:
+            at_key = rule.at.render(values)
+            line = location.line
+            if context.document is not None:
+                entry = _entry_for(context, at_key)
+                if isinstance(entry, ConfigEntry):
+                    line = entry.line
+                    at_key = entry.key
+            location = Location(file=location.file, line=line, key=at_key)
+    except ConditionError as error:
+        raise _fail(rule, error, where) from None
+    evidence = tuple((name, format_value(value)) for name, value in lets)
+    return Finding(code=rule.code, name=rule.name, severity=rule.severity, message=message, location=location,
+                   why=" ".join(rule.why.split()), fix=fix, references=rule.references, evidence=evidence)
+
+
+def _doc_binding(document: ConfigDocument) -> dict[str, Value]:
+    return {
+        "format": document.format.value,
+        "path": document.path,
+        "name": document.name,
+        "version_hint": document.version_hint,
+        # For a ConfigMap: the format of the embedded file (flink-conf.yaml or config.yaml).
+        "embedded": getattr(getattr(document, "embedded", None), "value", None),
+        "keys": tuple(entry.key for entry in document.entries),
+    }
+
+
+def evaluate_document(ruleset: RuleSet, document: ConfigDocument, version: FlinkVersion,
+                      env: Mapping[str, object] | None = None) -> list[Finding]:
+    """Run the config-, key- and issue-scope rules that apply to ``version`` over one document."""
+    context = RuleContext(version, document, env)
+    base: dict[str, Value] = {
+        "version": str(version),
+        "env": to_value(dict(env or {})),
+        "doc": _doc_binding(document),
+    }
+    findings: list[Finding] = []
+    for rule in ruleset.for_scope("config", version):
+        found = _run(rule, dict(base), context, document.path, Location(document.path), document.path)
+        if found is not None:
+            findings.append(found)
+    key_rules = ruleset.for_scope("key", version)
+    if key_rules:
+        for entry in document.entries:
+            bindings = {**base, "key": entry.key, "value": to_value(entry.value), "raw": entry.raw,
+                        "line": entry.line}
+            where = f"{entry.file}:{entry.line}"
+            for rule in key_rules:
+                here = Location(entry.file, entry.line, entry.key)
+                found = _run(rule, dict(bindings), context, where, here,
+                             entry.file)
+                if found is not None:
+                    findings.append(found)
+    issue_rules = ruleset.for_scope("issue", version)
+    if issue_rules:
+        for issue in document.issues:
+            bindings = {**base, "issue": {"kind": issue.kind, "message": issue.message, "key": issue.key,
+                                          "line": issue.line, "file": issue.file}}
+            where = f"{issue.file}:{issue.line}"
+            for rule in issue_rules:
+                here = Location(issue.file, issue.line, issue.key)
+                found = _run(rule, dict(bindings), context, where, here,
+                             issue.file)
+                if found is not None:
+                    findings.append(found)
+    findings.sort(key=Finding.sort_key)
+    return findings
+
+
+def evaluate_items(ruleset: RuleSet, scope: str, items: Sequence[Mapping[str, object]], version: FlinkVersion,
+                   env: Mapping[str, object] | None, file: str) -> list[Finding]:
+    """Run the ``vertex`` or ``subtask`` rules over measured facts, one evaluation per item."""
+    if scope not in ITEM_SCOPES:
+        raise ConditionError(f"evaluate_items takes scope {' or '.join(ITEM_SCOPES)}, not '{scope}'")
+    context = RuleContext(version, None, env)
+    base: dict[str, Value] = {"version": str(version), "env": to_value(dict(env or {}))}
+    findings: list[Finding] = []
+    rules = ruleset.for_scope(scope, version)
+    for index, item in enumerate(items):
+        bindings = {**base, "item": to_value(dict(item))}
+        for rule in rules:
+            found = _run(rule, dict(bindings), context, f"{file} item {index}", Location(file), file)
+            if found is not None:
+                findings.append(found)
+    return findings

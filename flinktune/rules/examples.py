@@ -1,0 +1,119 @@
+"""Run a rule's own pass/fail examples (the generic rule test and ``rules check`` use this)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from flinktune.config.types import ConfigDocument, ConfigEntry, ConfigFormat
+from flinktune.errors import FlinktuneError
+from flinktune.findings import Finding
+from flinktune.rules.engine import evaluate_document, evaluate_items
+from flinktune.rules.ruleset import Rule, RuleSet
+from flinktune.rules.schema import ITEM_SCOPES, Example
+from flinktune.versions import parse_version
+
+_DEFAULT_FILE = {
+    ConfigFormat.FLAT: "flink-conf.yaml",
+    ConfigFormat.YAML: "config.yaml",
+    ConfigFormat.DEPLOYMENT: "flinkdeployment.yaml",
+    ConfigFormat.CONFIGMAP: "configmap.yaml",
+}
+
+
+@dataclass(frozen=True)
+class ExampleResult:
+    rule: str
+    kind: str            # pass | fail
+    index: int
+    ok: bool
+    detail: str          # what went wrong, or a short summary of the findings
+    findings: tuple[Finding, ...] = ()
+
+    def label(self) -> str:
+        return f"{self.rule} {self.kind}[{self.index}]"
+
+
+def _flat_text(value: object) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if value is None:
+        return ""
+    if isinstance(value, list):
+        return ";".join(_flat_text(v) for v in value)
+    return str(value)
+
+
+def _flatten(prefix: str, value: object, out: list[tuple[str, object]]) -> None:
+    if isinstance(value, dict) and value:
+        for key, child in value.items():
+            _flatten(f"{prefix}.{key}" if prefix else str(key), child, out)
+    else:
+        out.append((prefix, value))
+
+
+def example_document(example: Example) -> ConfigDocument:
+    """The config document an example describes: a mapping built directly, or text read by the reader."""
+    fmt = ConfigFormat(example.format) if example.format else ConfigFormat.FLAT
+    file = example.file or _DEFAULT_FILE[fmt]
+    config = example.config
+    if isinstance(config, str):
+        from flinktune.config.reader import read_config_text
+
+        documents = read_config_text(config, file, example.format)
+        if len(documents) != 1:
+            raise FlinktuneError(f"example config text gives {len(documents)} documents, expected 1")
+        return documents[0]
+    pairs: list[tuple[str, object]] = []
+    for key, value in (config or {}).items():
+        if fmt == ConfigFormat.FLAT:
+            pairs.append((str(key), value))
+        else:
+            _flatten(str(key), value, pairs)
+    entries = []
+    for line, (key, value) in enumerate(pairs, start=1):
+        if fmt == ConfigFormat.FLAT:
+            text = _flat_text(value)
+            entries.append(ConfigEntry(key=key, value=text, raw=text, file=file, line=line))
+        else:
+            entries.append(ConfigEntry(key=key, value=value, raw=_flat_text(value), file=file,  # type: ignore[arg-type]
+                                       line=line))
+    return ConfigDocument(path=file, format=fmt, entries=tuple(entries))
+
+
+def run_example(rule: Rule, example: Example, kind: str, index: int) -> ExampleResult:
+    single = RuleSet((rule,))
+    try:
+        version = parse_version(example.version)
+        if not rule.applies_to(version):
+            detail = f"example version {version} is outside the rule's versions '{rule.versions}'"
+            return ExampleResult(rule.code, kind, index, False, detail)
+        if rule.scope in ITEM_SCOPES:
+            findings = evaluate_items(single, rule.scope, example.items or [], version, example.env,
+                                      example.file or "metrics")
+        else:
+            findings = evaluate_document(single, example_document(example), version, example.env)
+    except FlinktuneError as error:
+        detail = f"raised {type(error).__name__}: {error.one_line()}"
+        return ExampleResult(rule.code, kind, index, False, detail)
+    found = tuple(f for f in findings if f.code == rule.code)
+    messages = "; ".join(f.message for f in found)
+    if kind == "pass":
+        if found:
+            detail = f"expected no finding, got: {messages}"
+            return ExampleResult(rule.code, kind, index, False, detail, found)
+        return ExampleResult(rule.code, kind, index, True, "no finding", found)
+    if not found:
+        return ExampleResult(rule.code, kind, index, False, "expected a finding, got none", found)
+    if example.count is not None and len(found) != example.count:
+        return ExampleResult(rule.code, kind, index, False,
+                             f"expected {example.count} finding(s), got {len(found)}: {messages}", found)
+    if example.message is not None and not any(example.message in f.message for f in found):
+        return ExampleResult(rule.code, kind, index, False,
+                             f"expected a message containing '{example.message}', got: {messages}", found)
+    return ExampleResult(rule.code, kind, index, True, messages, found)
+
+
+def run_examples(rule: Rule) -> list[ExampleResult]:
+    results = [run_example(rule, ex, "pass", i) for i, ex in enumerate(rule.pass_examples)]
+    results += [run_example(rule, ex, "fail", i) for i, ex in enumerate(rule.fail_examples)]
+    return results

@@ -1,0 +1,111 @@
+"""Compiled rules and the set the engine runs."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+from flinktune.findings import Severity
+from flinktune.rules.lang import Condition
+from flinktune.rules.schema import Example, FixSpec, RuleFile, VersionRange
+from flinktune.rules.template import Template
+from flinktune.versions import FlinkVersion
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One rule file, validated and compiled (condition, let-expressions and templates parsed)."""
+
+    spec: RuleFile
+    source: str                                   # where it was loaded from (for messages)
+    condition: Condition
+    lets: tuple[tuple[str, Condition], ...]
+    message: Template
+    at: Template | None
+    fix_templates: tuple[Template, Template | None, Template | None] | None   # key, value, new_key
+    version_range: VersionRange
+    bundled: bool = False
+
+    @property
+    def code(self) -> str:
+        return self.spec.code
+
+    @property
+    def name(self) -> str:
+        return self.spec.name
+
+    @property
+    def severity(self) -> Severity:
+        return Severity(self.spec.severity)
+
+    @property
+    def scope(self) -> str:
+        return self.spec.scope
+
+    @property
+    def versions(self) -> str:
+        return self.spec.versions
+
+    @property
+    def why(self) -> str:
+        return self.spec.why
+
+    @property
+    def fix(self) -> FixSpec | None:
+        return self.spec.fix
+
+    @property
+    def fix_safe(self) -> bool:
+        return self.spec.fix is not None and self.spec.fix.safe
+
+    @property
+    def references(self) -> tuple[str, ...]:
+        return tuple(self.spec.references)
+
+    @property
+    def summary(self) -> str:
+        """The first sentence of ``why``: a one-line description for listings and SARIF."""
+        text = " ".join(self.spec.why.split())
+        for stop in (". ", "; "):
+            if stop in text:
+                return text.split(stop, 1)[0].rstrip(".") + "."
+        return text
+
+    @property
+    def pass_examples(self) -> tuple[Example, ...]:
+        return tuple(self.spec.examples.pass_)
+
+    @property
+    def fail_examples(self) -> tuple[Example, ...]:
+        return tuple(self.spec.examples.fail)
+
+    def applies_to(self, version: FlinkVersion) -> bool:
+        return self.version_range.contains(version)
+
+
+@dataclass(frozen=True)
+class RuleSet:
+    rules: tuple[Rule, ...]
+
+    def __iter__(self) -> Iterator[Rule]:
+        return iter(self.rules)
+
+    def __len__(self) -> int:
+        return len(self.rules)
+
+    def get(self, code: str) -> Rule | None:
+        wanted = code.strip().upper()
+        for rule in self.rules:
+            if rule.code == wanted:
+                return rule
+        return None
+
+    def codes(self) -> tuple[str, ...]:
+        return tuple(rule.code for rule in self.rules)
+
+    def subset(self, keep: Callable[[Rule], bool]) -> RuleSet:
+        """The rules ``keep`` accepts (select/ignore by code prefix is built on this)."""
+        return RuleSet(tuple(rule for rule in self.rules if keep(rule)))
+
+    def for_scope(self, scope: str, version: FlinkVersion) -> tuple[Rule, ...]:
+        return tuple(rule for rule in self.rules if rule.scope == scope and rule.applies_to(version))

@@ -1,0 +1,170 @@
+"""The shape of a rule file, validated by pydantic with unknown fields rejected."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from flinktune.errors import UsageError
+from flinktune.versions import FlinkVersion, parse_version
+
+CODE_PATTERN = r"^FT[A-Z][0-9]{3}$"
+NAME_PATTERN = r"^[a-z][a-z0-9]*(-[a-z0-9]+)*$"
+LET_NAME = re.compile(r"^[a-z][a-z0-9_]*$")
+
+Scope = Literal["config", "key", "issue", "vertex", "subtask"]
+SCOPES: tuple[str, ...] = ("config", "key", "issue", "vertex", "subtask")
+DOCUMENT_SCOPES: tuple[str, ...] = ("config", "key", "issue")
+ITEM_SCOPES: tuple[str, ...] = ("vertex", "subtask")
+
+# Names each scope binds (besides let-names). Documented in docs/rules.md.
+SCOPE_BINDINGS: dict[str, tuple[str, ...]] = {
+    "config": ("version", "env", "doc"),
+    "key": ("version", "env", "doc", "key", "value", "raw", "line"),
+    "issue": ("version", "env", "doc", "issue"),
+    "vertex": ("version", "env", "item"),
+    "subtask": ("version", "env", "item"),
+}
+
+_FORMATS = ("flink-conf.yaml", "config.yaml", "FlinkDeployment", "ConfigMap")
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class FixSpec(_Frozen):
+    """The config change as data; ``key``, ``value`` and ``new_key`` are templates."""
+
+    action: Literal["set", "delete", "rename"]
+    key: str = Field(min_length=1)
+    value: str | None = None
+    new_key: str | None = None
+    safe: bool = False
+
+    @model_validator(mode="after")
+    def _shape(self) -> FixSpec:
+        if self.action == "set" and self.value is None:
+            raise ValueError("a 'set' fix needs a value")
+        if self.action == "rename" and not self.new_key:
+            raise ValueError("a 'rename' fix needs new_key")
+        if self.action != "set" and self.value is not None:
+            raise ValueError(f"a '{self.action}' fix takes no value")
+        if self.action != "rename" and self.new_key is not None:
+            raise ValueError(f"a '{self.action}' fix takes no new_key")
+        if self.safe and self.action == "set":
+            # --fix applies only changes that cannot alter what Flink runs with.
+            raise ValueError("only rename and delete fixes may be marked safe")
+        return self
+
+
+class Example(_Frozen):
+    """One input a rule must (fail) or must not (pass) report on."""
+
+    version: str = "1.20"
+    config: dict[str, Any] | str | None = None
+    format: Literal["flink-conf.yaml", "config.yaml", "FlinkDeployment", "ConfigMap"] | None = None
+    file: str | None = None
+    env: dict[str, Any] = Field(default_factory=dict)
+    items: list[dict[str, Any]] | None = None
+    message: str | None = None       # fail examples: text the message must contain
+    count: int | None = Field(default=None, ge=1)   # fail examples: exact number of findings
+    note: str | None = None
+
+    @field_validator("version", mode="before")
+    @classmethod
+    def _version_text(cls, value: object) -> object:
+        # YAML reads 1.20 as the float 1.2; insist on text so the version is unambiguous.
+        if isinstance(value, float):
+            raise ValueError(f"write the version as text in quotes (\"{value}\" is ambiguous in YAML)")
+        return value
+
+    @field_validator("version")
+    @classmethod
+    def _version_known(cls, value: str) -> str:
+        try:
+            parse_version(value)
+        except UsageError as error:
+            raise ValueError(error.message) from None
+        return value
+
+
+class Examples(_Frozen):
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+    pass_: list[Example] = Field(alias="pass", min_length=1)
+    fail: list[Example] = Field(min_length=1)
+
+
+class RuleFile(_Frozen):
+    """A rule file as written."""
+
+    code: str = Field(pattern=CODE_PATTERN)
+    name: str = Field(pattern=NAME_PATTERN, max_length=80)
+    severity: Literal["error", "warning", "info"]
+    scope: Scope
+    versions: str = "*"
+    condition: str = Field(min_length=1, max_length=4000)
+    let: dict[str, str] = Field(default_factory=dict)
+    message: str = Field(min_length=1, max_length=2000)
+    why: str = Field(min_length=1, max_length=4000)
+    at: str | None = None             # template: the key a config-scope finding points at
+    fix: FixSpec | None = None
+    references: list[str] = Field(min_length=1)
+    examples: Examples
+
+    @field_validator("versions")
+    @classmethod
+    def _versions(cls, value: str) -> str:
+        VersionRange.parse(value)
+        return value
+
+    @field_validator("let")
+    @classmethod
+    def _let_names(cls, value: dict[str, str]) -> dict[str, str]:
+        if len(value) > 32:
+            raise ValueError("at most 32 let-names")
+        for name in value:
+            if not LET_NAME.match(name):
+                raise ValueError(f"let-name '{name}' must be lower-case letters, digits and '_'")
+        return value
+
+
+# ---------------------------------------------------------------------------------------------
+# Version ranges: ">=1.13,<2.0", "==2.0", "*"
+
+_CLAUSE = re.compile(r"^(>=|<=|==|!=|>|<)?\s*([0-9]+)(?:\.([0-9]+))?$")
+
+
+@dataclass(frozen=True)
+class VersionRange:
+    text: str
+    clauses: tuple[tuple[str, FlinkVersion], ...]
+
+    @classmethod
+    def parse(cls, text: str) -> VersionRange:
+        stripped = text.strip()
+        if stripped in ("", "*", "all"):
+            return cls(text, ())
+        clauses: list[tuple[str, FlinkVersion]] = []
+        for part in stripped.split(","):
+            match = _CLAUSE.match(part.strip())
+            if match is None:
+                raise ValueError(f"version clause '{part.strip()}' is not like '>=1.17' or '<2.0'")
+            op = match.group(1) or "=="
+            version = FlinkVersion(int(match.group(2)), int(match.group(3) or 0))
+            clauses.append((op, version))
+        return cls(text, tuple(clauses))
+
+    def contains(self, version: FlinkVersion) -> bool:
+        for op, bound in self.clauses:
+            ok = {
+                ">=": version >= bound, "<=": version <= bound, ">": version > bound,
+                "<": version < bound, "==": version == bound, "!=": version != bound,
+            }[op]
+            if not ok:
+                return False
+        return True

@@ -1,0 +1,271 @@
+"""The sending side: result partition, subpartition queues with backlog, the local buffer pool.
+
+Follows Flink 1.9+ semantics (PipelinedSubpartition, LocalBufferPool, RecordWriter):
+- a buffer is added to its subpartition queue when requested and filled record by record;
+  records that do not fit continue in a new buffer;
+- data becomes available to the reader when a buffer is finished (full or cut by an event) or
+  when a flush was requested (output flusher, or every record with buffer timeout 0);
+- the backlog is the number of finished data buffers queued, plus one for flushed data;
+- the pool holds ``max(Sp + 1, Sp * buffers-per-channel + floating)`` buffers; it turns
+  unavailable when empty or when one subpartition holds ``max-buffers-per-channel`` buffers,
+  and a producer that needs a buffer from an empty pool blocks (hard backpressure).
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from typing import Any
+
+import numpy as np
+
+from flinktune.sim.buffers import Buf, Slice
+
+
+class SimInvariantError(AssertionError):
+    """The simulator broke one of its own invariants (a bug, never bad input)."""
+
+
+class Subpartition:
+    __slots__ = ("buffers_out", "bytes_out", "channel", "conn", "credit", "cur", "flush_req", "held",
+                 "in_ready", "index", "max_credit_seen", "need_backlog_announce", "next_seq", "nfinished",
+                 "nic", "parked", "part", "queue", "remote")
+
+    def __init__(self, part: ResultPartition, index: int) -> None:
+        self.part = part
+        self.index = index
+        self.queue: deque[Buf] = deque()
+        self.cur: Buf | None = None
+        self.nfinished = 0          # finished data buffers in the queue
+        self.flush_req = False
+        self.held = 0               # pooled buffers this subpartition holds
+        self.credit = 0
+        self.max_credit_seen = 0
+        self.channel: Any = None    # the consumer's InputChannel
+        self.remote = False
+        self.nic: Any = None
+        self.conn: Any = None
+        self.in_ready = False
+        self.parked = False
+        self.need_backlog_announce = False
+        self.next_seq = 0
+        self.bytes_out = 0
+        self.buffers_out = 0
+
+    def backlog(self) -> int:
+        cur = self.cur
+        return self.nfinished + (1 if self.flush_req and cur is not None and cur.size > cur.read else 0)
+
+    def sendable(self) -> bool:
+        """PipelinedSubpartition.isDataAvailable: an event, a finished buffer, or flushed data."""
+        queue = self.queue
+        if not queue:
+            return False
+        head = queue[0]
+        if head.finished:
+            return True
+        return self.flush_req and head.size > head.read
+
+    def head_is_event(self) -> bool:
+        return bool(self.queue) and self.queue[0].event is not None
+
+    def poll(self) -> Slice:
+        """Take the readable part of the head (caller checked ``sendable``)."""
+        queue = self.queue
+        head = queue[0]
+        if head.event is not None:
+            queue.popleft()
+            head.popped = True
+            return Slice(None, 0, [], head.event, self.channel)
+        start = head.read
+        end = head.size
+        # a copy: the writer keeps appending to a partly read (flushed) buffer
+        recs = head.recs[head.ri:]
+        head.ri = len(head.recs)
+        head.read = end
+        head.refs += 1
+        if head.finished:
+            queue.popleft()
+            head.popped = True
+            self.nfinished -= 1
+        else:
+            self.flush_req = False  # drained everything written so far
+        return Slice(head, end - start, recs, None, self.channel)
+
+    def release(self, buf: Buf) -> None:
+        """A slice of ``buf`` was consumed (local) or written to the wire (remote)."""
+        buf.refs -= 1
+        if buf.refs == 0 and buf.popped:
+            self.part.recycle(self)
+
+
+class ResultPartition:
+    """One producer subtask's output: subpartitions, pool, flusher settings, counters."""
+
+    __slots__ = ("bytes_out", "max_per_sub", "pool_size", "seg", "subs", "task", "unavail_subs", "used")
+
+    def __init__(self, n_subs: int, seg: int, pool_size: int, max_per_sub: int) -> None:
+        self.seg = seg
+        self.pool_size = pool_size
+        self.max_per_sub = max_per_sub
+        self.used = 0
+        self.unavail_subs = 0
+        self.subs = [Subpartition(self, i) for i in range(n_subs)]
+        self.task: Any = None
+        self.bytes_out = 0
+
+    def available(self) -> bool:
+        return self.used < self.pool_size and self.unavail_subs == 0
+
+    def _request(self, sub: Subpartition) -> Buf | None:
+        if self.used >= self.pool_size:
+            return None
+        self.used += 1
+        sub.held += 1
+        if sub.held == self.max_per_sub:
+            self.unavail_subs += 1
+        buf = Buf()
+        sub.queue.append(buf)
+        sub.cur = buf
+        return buf
+
+    def recycle(self, sub: Subpartition) -> None:
+        if sub.held == self.max_per_sub:
+            self.unavail_subs -= 1
+        sub.held -= 1
+        self.used -= 1
+        if self.used < 0 or sub.held < 0:
+            raise SimInvariantError("sender pool recycled more buffers than it handed out")
+        task = self.task
+        if task is not None and task.waiting_output:
+            task.wake()
+
+    def write(self, sub: Subpartition, remaining: int, seq: int, t_emit: float, t_src: float) -> int:
+        """Serialise ``remaining`` bytes of a record; returns the bytes left when the pool is empty."""
+        seg = self.seg
+        while True:
+            cur = sub.cur
+            if cur is None:
+                cur = self._request(sub)
+                if cur is None:
+                    return remaining
+            space = seg - cur.size
+            if remaining <= space:
+                cur.size += remaining
+                cur.recs.append((cur.size, seq, t_emit, t_src))
+                if cur.size == seg:
+                    self._finish(sub, cur)
+                return 0
+            cur.size = seg
+            remaining -= space
+            self._finish(sub, cur)
+
+    def _finish(self, sub: Subpartition, cur: Buf) -> None:
+        cur.finished = True
+        sub.cur = None
+        sub.buffers_out += 1
+        if cur.size == cur.read:
+            # everything was already flushed: nothing left to hand on, the buffer goes back
+            if sub.queue and sub.queue[0] is cur:
+                sub.queue.popleft()
+            cur.popped = True
+            if cur.refs == 0:
+                self.recycle(sub)
+        else:
+            sub.nfinished += 1
+            self.notify(sub)
+
+    def flush(self, sub: Subpartition) -> None:
+        cur = sub.cur
+        if cur is not None and cur.size > cur.read and not sub.flush_req:
+            sub.flush_req = True
+            self.notify(sub)
+
+    def flush_all(self, _: Any = None) -> int:
+        """The output flusher's tick; returns how many subpartitions it handed data from."""
+        flushed = 0
+        for sub in self.subs:
+            cur = sub.cur
+            if cur is not None and cur.size > cur.read and not sub.flush_req:
+                sub.flush_req = True
+                flushed += 1
+                self.notify(sub)
+        return flushed
+
+    def broadcast_event(self, event_id: int) -> None:
+        """A checkpoint barrier: cut every current buffer and queue the event behind the data."""
+        for sub in self.subs:
+            cur = sub.cur
+            if cur is not None:
+                self._finish(sub, cur)
+            sub.queue.append(Buf(event=event_id))
+            self.notify(sub)
+
+    @staticmethod
+    def notify(sub: Subpartition) -> None:
+        if sub.remote:
+            sub.nic.offer(sub)
+        else:
+            sub.channel.gate.notify(sub.channel)
+
+
+class Router:
+    """Picks the target subpartition per record: HASH (weighted), REBALANCE, FORWARD."""
+
+    __slots__ = ("_buf", "_i", "_n", "_rng", "_weights", "strategy")
+
+    def __init__(self, strategy: str, n_subs: int, weights: np.ndarray | None, rng: np.random.Generator,
+                 own_index: int) -> None:
+        self.strategy = strategy
+        self._n = n_subs
+        self._rng = rng
+        self._weights = weights
+        self._buf: list[int] = []
+        self._i = 0
+        if strategy == "REBALANCE":
+            self._i = int(rng.integers(n_subs))  # Flink's RebalancePartitioner starts at random
+        elif strategy == "FORWARD":
+            self._i = own_index if n_subs > 1 else 0
+
+    def draw(self, count: int) -> list[int]:
+        n = self._n
+        if self.strategy == "HASH":
+            if n == 1:
+                return [0] * count
+            if self._weights is None:
+                return self._rng.integers(0, n, size=count).tolist()
+            return self._rng.choice(n, size=count, p=self._weights).tolist()
+        if self.strategy == "REBALANCE":
+            start = self._i
+            self._i = (start + count) % n
+            return [(start + 1 + k) % n for k in range(count)]
+        return [self._i] * count
+
+
+class SizeGen:
+    """Serialised record sizes drawn in batches from the scenario's distribution."""
+
+    __slots__ = ("_fixed", "_kind", "_params", "_rng")
+
+    def __init__(self, spec: Any, rng: np.random.Generator) -> None:
+        self._rng = rng
+        self._fixed = spec.fixed
+        if spec.fixed is not None:
+            self._kind = "fixed"
+            self._params: tuple[float, ...] = (spec.fixed,)
+        elif spec.uniform is not None:
+            self._kind = "uniform"
+            self._params = (spec.uniform[0], spec.uniform[1])
+        else:
+            self._kind = "lognormal"
+            sigma = spec.lognormal_sigma
+            self._params = (float(np.log(spec.lognormal_mean) - sigma * sigma / 2), sigma)
+
+    def draw(self, count: int) -> list[int]:
+        if self._kind == "fixed":
+            return [self._fixed] * count
+        if self._kind == "uniform":
+            low, high = self._params
+            return self._rng.integers(int(low), int(high) + 1, size=count).tolist()
+        mu, sigma = self._params
+        sizes = np.maximum(1, np.rint(self._rng.lognormal(mu, sigma, size=count))).astype(np.int64)
+        return sizes.tolist()

@@ -1,0 +1,321 @@
+"""A subtask's thread: read a buffer, deserialise and process its records, emit the results.
+
+Time is split like Flink's task metrics: busy (processing), idle (no input, or a throttled source
+waiting for its next records) and backpressured (output not available, soft; or no buffer for
+the record being written, hard). Sources produce in short chunks; other tasks work per input
+buffer, which is what makes the simulator fast enough for Python.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flinktune.sim.kernel import LATE, NORMAL, Kernel
+
+IDLE = 0
+BUSY = 1
+BACKPRESSURED = 2
+
+# A source emits records in chunks of at most this much of its own time (latency granularity).
+SOURCE_CHUNK_S = 0.00025
+
+
+class Task:
+    __slots__ = ("acc", "align_start", "alignment_s", "buffer_overhead_s", "buffers_in_local",
+                 "buffers_in_remote", "bytes_in_local", "bytes_in_remote", "capacity", "checkpoints_done",
+                 "deferred_barrier", "due_pending", "factor", "flush_always", "flush_debt_s",
+                 "flush_overhead_s", "gate",
+                 "is_source", "kernel", "lat_every", "lat_vertex", "next_due", "part", "partial",
+                 "pending", "pi", "rate", "records_in", "records_out", "router", "since", "sizes", "state",
+                 "stopped", "subtask", "tm", "vertex", "waiting_input", "waiting_output", "wake_pending",
+                 "warmup_s")
+
+    def __init__(self, kernel: Kernel, vertex: int, subtask: int, tm: int, *, is_source: bool,
+                 capacity: float, rate: float | None, gate: Any, part: Any, router: Any, sizes: Any,
+                 flush_always: bool, flush_overhead_s: float, buffer_overhead_s: float,
+                 lat_every: int, warmup_s: float) -> None:
+        self.kernel = kernel
+        self.vertex = vertex
+        self.subtask = subtask
+        self.tm = tm
+        self.is_source = is_source
+        self.capacity = capacity
+        self.rate = rate
+        self.factor = 1.0
+        self.gate = gate
+        self.part = part
+        self.router = router
+        self.sizes = sizes
+        self.flush_always = flush_always
+        self.flush_debt_s = 0.0
+        self.flush_overhead_s = flush_overhead_s
+        self.buffer_overhead_s = buffer_overhead_s
+        self.lat_every = lat_every
+        self.warmup_s = warmup_s
+        self.state = IDLE
+        self.since = 0.0
+        self.acc = [0.0, 0.0, 0.0]
+        self.waiting_input = not is_source  # an operator starts waiting for input
+        self.waiting_output = False
+        self.wake_pending = False
+        self.due_pending = False
+        self.pending: list[tuple[int, int, float]] = []
+        self.pi = 0
+        self.partial: tuple[Any, int, int, float, float] | None = None
+        self.next_due = 0.0
+        self.stopped = False
+        self.deferred_barrier: int | None = None
+        self.align_start = 0.0
+        self.alignment_s = 0.0
+        self.checkpoints_done = 0
+        self.records_in = 0
+        self.records_out = 0
+        self.bytes_in_local = 0
+        self.bytes_in_remote = 0
+        self.buffers_in_local = 0
+        self.buffers_in_remote = 0
+        self.lat_vertex: list[float] = []
+
+    # --- bookkeeping ---------------------------------------------------------------------------
+    def _enter(self, state: int) -> None:
+        now = self.kernel.now
+        self.acc[self.state] += now - self.since
+        self.state = state
+        self.since = now
+
+    def times(self) -> tuple[float, float, float]:
+        """Cumulative (idle, busy, backpressured) seconds up to now."""
+        extra = self.kernel.now - self.since
+        acc = list(self.acc)
+        acc[self.state] += extra
+        return acc[0], acc[1], acc[2]
+
+    def wake(self) -> None:
+        if not self.wake_pending:
+            self.wake_pending = True
+            self.kernel.schedule(0.0, self._wake, None, NORMAL)
+
+    def _wake(self, _: Any) -> None:
+        self.wake_pending = False
+        self.step()
+
+    def _due(self, _: Any) -> None:
+        self.due_pending = False
+        self.step()
+
+    def speed(self) -> float:
+        return self.capacity * self.factor
+
+    # --- the loop ------------------------------------------------------------------------------
+    def step(self) -> None:
+        if self.state == BUSY:
+            return
+        kernel = self.kernel
+        while True:
+            if (self.pi < len(self.pending) or self.partial is not None) and not self._emit():
+                self.waiting_output = True
+                if self.state != BACKPRESSURED:
+                    self._enter(BACKPRESSURED)
+                return
+            self.waiting_output = False
+            part = self.part
+            if self.is_source:
+                if self.stopped:
+                    if self.state != IDLE:
+                        self._enter(IDLE)
+                    return
+                speed = self.capacity * self.factor
+                if speed <= 0.0:
+                    # paused: look again when the schedule may have changed
+                    self._idle_until(kernel.now + 0.01)
+                    return
+                if kernel.now < self.next_due - 1e-12:
+                    self._idle_until(self.next_due)
+                    return
+                pace = min(self.rate, speed) if self.rate is not None else speed
+                n = max(1, min(4096, int(speed * SOURCE_CHUNK_S)))
+                busy_s = n / speed
+                if self.flush_always:
+                    busy_s += n * self.flush_overhead_s
+                busy_s += self.flush_debt_s
+                self.flush_debt_s = 0.0
+                self.next_due = kernel.now + n / pace
+                self._enter(BUSY)
+                kernel.schedule(busy_s, self._source_done, n)
+                return
+            if part is not None and not part.available():
+                self.waiting_output = True
+                if self.state != BACKPRESSURED:
+                    self._enter(BACKPRESSURED)
+                return
+            sl = self.gate.next_slice()
+            if sl is None:
+                self.waiting_input = True
+                if self.state != IDLE:
+                    self._enter(IDLE)
+                return
+            self.waiting_input = False
+            if sl.event is not None:
+                self._on_barrier(sl)
+                continue
+            speed = self.capacity * self.factor
+            n = len(sl.recs)
+            busy_s = self.buffer_overhead_s
+            if n:
+                busy_s += n / speed if speed > 0 else 3600.0
+                if self.flush_always and part is not None:
+                    busy_s += n * self.flush_overhead_s
+            busy_s += self.flush_debt_s
+            self.flush_debt_s = 0.0
+            self._enter(BUSY)
+            kernel.schedule(busy_s, self._slice_done, sl)
+            return
+
+    def _idle_until(self, when: float) -> None:
+        if self.state != IDLE:
+            self._enter(IDLE)
+        if not self.due_pending:
+            self.due_pending = True
+            self.kernel.at(when, self._due, None, NORMAL)
+
+    def _source_done(self, n: int) -> None:
+        now = self.kernel.now
+        if self.part is not None:
+            targets = self.router.draw(n)
+            sizes = self.sizes.draw(n)
+            self.pending = [(targets[i], sizes[i], now) for i in range(n)]
+        else:
+            self.records_out += n
+            self.pending = []
+        self.pi = 0
+        self._enter(IDLE)
+        self.step()
+
+    def _slice_done(self, sl: Any) -> None:
+        now = self.kernel.now
+        channel = sl.channel
+        recs = sl.recs
+        n = len(recs)
+        channel.bytes_in += sl.nbytes
+        channel.buffers_in += 1
+        channel.records_in += n
+        self.records_in += n
+        if channel.remote:
+            self.bytes_in_remote += sl.nbytes
+            self.buffers_in_remote += 1
+        else:
+            self.bytes_in_local += sl.nbytes
+            self.buffers_in_local += 1
+        expected = channel.expected_seq
+        violations = 0
+        every = self.lat_every
+        sample = now >= self.warmup_s
+        lat_c = channel.lat_channel
+        lat_v = self.lat_vertex
+        for rec in recs:
+            seq = rec[1]
+            if seq != expected:
+                violations += 1
+            expected = seq + 1
+            if sample and not seq % every:
+                lat_c.append(now - rec[2])
+                lat_v.append(now - rec[3])
+        channel.expected_seq = expected
+        channel.fifo_violations += violations
+        channel.recycle(sl)
+        if self.part is not None and n:
+            targets = self.router.draw(n)
+            sizes = self.sizes.draw(n)
+            self.pending = [(targets[i], sizes[i], recs[i][3]) for i in range(n)]
+            self.pi = 0
+        self._enter(IDLE)
+        self.step()
+
+    def _emit(self) -> bool:
+        """Write pending records; False when the output blocks (soft or hard)."""
+        part = self.part
+        now = self.kernel.now
+        partial = self.partial
+        if partial is not None:
+            sub, remaining, seq, t_emit, t_src = partial
+            remaining = part.write(sub, remaining, seq, t_emit, t_src)
+            if remaining:
+                self.partial = (sub, remaining, seq, t_emit, t_src)
+                return False
+            self.partial = None
+            self.pi += 1
+            self.records_out += 1
+            if self.flush_always:
+                part.flush(sub)
+            if self.deferred_barrier is not None:
+                barrier, self.deferred_barrier = self.deferred_barrier, None
+                part.broadcast_event(barrier)
+        pending = self.pending
+        subs = part.subs
+        flush_always = self.flush_always
+        seg = part.seg
+        # Operators stop before a record when the output pool is unavailable (mailbox); sources
+        # (legacy SourceFunction, as in the seed's experiment) block only when a buffer is needed.
+        soft = not self.is_source
+        pi = self.pi
+        end = len(pending)
+        written = 0
+        try:
+            while pi < end:
+                if soft and (part.used >= part.pool_size or part.unavail_subs):
+                    return False
+                target, size, t_src = pending[pi]
+                sub = subs[target]
+                seq = sub.next_seq
+                sub.next_seq = seq + 1
+                written += size
+                cur = sub.cur
+                if cur is not None and cur.size + size < seg:
+                    # fast path: the record fits and does not fill the buffer
+                    end_offset = cur.size + size
+                    cur.size = end_offset
+                    cur.recs.append((end_offset, seq, now, t_src))
+                else:
+                    remaining = part.write(sub, size, seq, now, t_src)
+                    if remaining:
+                        self.partial = (sub, remaining, seq, now, t_src)
+                        return False
+                pi += 1
+                self.records_out += 1
+                if flush_always:
+                    part.flush(sub)
+        finally:
+            self.pi = pi
+            part.bytes_out += written
+        self.pending = []
+        self.pi = 0
+        return True
+
+    def _on_barrier(self, sl: Any) -> None:
+        gate = self.gate
+        now = self.kernel.now
+        if sl.event != gate.barrier_id:
+            gate.barrier_id = sl.event
+            gate.barrier_count = 0
+            self.align_start = now
+        gate.barrier_count += 1
+        if gate.barrier_count == len(gate.channels):
+            self.alignment_s = now - self.align_start
+            gate.unblock_all()
+            if self.part is not None:
+                self.part.broadcast_event(sl.event)
+            else:
+                self.checkpoints_done += 1
+
+    def trigger_checkpoint(self, checkpoint_id: int) -> None:
+        """Sources: inject a barrier between records (never inside a half-written record)."""
+        if self.part is None:
+            return
+        if self.partial is not None:
+            self.deferred_barrier = checkpoint_id
+        else:
+            self.part.broadcast_event(checkpoint_id)
+
+    def stop(self, _: Any = None) -> None:
+        self.stopped = True
+        self.kernel.schedule(0.0, self._wake, None, LATE)

@@ -1,0 +1,325 @@
+"""A real standalone Flink 1.20 cluster on 127.0.0.1 for the end-to-end tests (pytest marker ``flink``).
+
+The Flink distribution comes from the ``apache-flink`` package that ``.ci/run`` installs into
+``.flink-venv/`` (or from ``$FLINK_HOME``). One JobManager and two TaskManagers are started with the
+distribution's own ``bin/jobmanager.sh`` / ``bin/taskmanager.sh start-foreground`` (which exec the
+JVM, so the PID we hold is the JVM's), each with its own configuration folder, logs and PID folder
+under a temporary directory; the package's own ``conf/`` is never touched. Every process started
+here is stopped by PID in the fixture finalizers (also when a test fails) and again at exit.
+
+Jobs are our own Java sources in ``jobs/``, compiled with ``javac`` against ``flink-dist`` and
+submitted through the REST API (``/jars/upload``, ``/jars/:id/run``) so no extra client JVM starts.
+"""
+
+from __future__ import annotations
+
+import atexit
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+JOB_SOURCES = Path(__file__).resolve().parent / "jobs"
+JOB_CLASS = "flinktune.e2e.NetworkJob"
+LOOPBACK = "127.0.0.1"  # never any other address
+_NO_PROXY = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+_STARTED: list[subprocess.Popen[bytes]] = []
+
+
+def find_flink_home() -> tuple[Path | None, str]:
+    """The Flink distribution to use, or None and why not."""
+    candidates = []
+    if os.environ.get("FLINK_HOME"):
+        candidates.append(Path(os.environ["FLINK_HOME"]))
+    candidates.extend(sorted((REPO / ".flink-venv" / "lib").glob("python3*/site-packages/pyflink")))
+    for home in candidates:
+        if list((home / "lib").glob("flink-dist-1.20*.jar")) and (home / "bin" / "jobmanager.sh").exists():
+            return home, ""
+    if not candidates:
+        return None, "no Flink distribution: .flink-venv (pip install 'apache-flink==1.20.*') and FLINK_HOME are absent"
+    return None, f"no Flink 1.20 distribution (lib/flink-dist-1.20*.jar, bin/) in {', '.join(map(str, candidates))}"
+
+
+def _java_missing() -> str:
+    for tool in ("java", "javac", "jar"):
+        if shutil.which(tool) is None:
+            return f"{tool} is not on PATH (the real-Flink tests need a JDK 17)"
+    return ""
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind((LOOPBACK, 0))
+        return int(s.getsockname()[1])
+
+
+def yaml_lines(config: dict[str, Any]) -> str:
+    # Flat keys are valid in Flink's standard config.yaml; values are JSON scalars, which YAML reads.
+    return "".join(f"{key}: {json.dumps(value) if not isinstance(value, str) else json.dumps(value)}\n"
+                   for key, value in config.items())
+
+
+def _stop(proc: subprocess.Popen[bytes], grace_s: float = 20.0) -> None:
+    if proc.poll() is not None:
+        return
+    try:
+        os.kill(proc.pid, signal.SIGTERM)
+        proc.wait(timeout=grace_s)
+    except subprocess.TimeoutExpired:
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=10)
+    except ProcessLookupError:
+        pass
+
+
+@atexit.register
+def _stop_everything() -> None:
+    for proc in list(_STARTED):
+        _stop(proc, grace_s=5.0)
+
+
+class FlinkCluster:
+    """One JobManager and a set of TaskManagers (replaceable with another TaskManager config)."""
+
+    def __init__(self, home: Path, work: Path) -> None:
+        self.home = home
+        self.work = work
+        self.rest_port = free_port()
+        self.url = f"http://{LOOPBACK}:{self.rest_port}"
+        self.base_config: dict[str, Any] = {
+            "jobmanager.rpc.address": LOOPBACK,
+            "jobmanager.bind-host": LOOPBACK,
+            "jobmanager.rpc.port": free_port(),
+            "jobmanager.memory.process.size": "1g",
+            "jobmanager.execution.failover-strategy": "region",
+            "rest.address": LOOPBACK,
+            "rest.bind-address": LOOPBACK,
+            "rest.port": self.rest_port,
+            "taskmanager.host": LOOPBACK,
+            "taskmanager.bind-host": LOOPBACK,
+            "taskmanager.numberOfTaskSlots": 2,
+            "taskmanager.memory.process.size": "1g",
+            "taskmanager.memory.managed.fraction": 0.1,
+            "cluster.evenly-spread-out-slots": True,
+            "parallelism.default": 4,
+            # REST metric values refresh this often (default 10 s): real-flink-notes.md.
+            "metrics.fetcher.update-interval": 1000,
+            "restart-strategy.type": "none",
+            "heartbeat.timeout": 20000,
+            "slot.request.timeout": 60000,
+            "io.tmp.dirs": str(work / "tmp"),
+            # The distribution's JVM options for Java 17, unchanged.
+            "env.java.opts.all": self._dist_java_opts(),
+        }
+        self.jobmanager: subprocess.Popen[bytes] | None = None
+        self.taskmanagers: list[subprocess.Popen[bytes]] = []
+        self.tm_config: dict[str, Any] | None = None
+        (work / "tmp").mkdir(parents=True, exist_ok=True)
+
+    def _dist_java_opts(self) -> str:
+        text = (self.home / "conf" / "config.yaml").read_text(encoding="utf-8")
+        for line in text.splitlines():
+            if line.strip().startswith("all: --add-exports"):
+                return line.strip()[len("all: "):]
+        return ""
+
+    # --- processes -------------------------------------------------------------------------------
+    def _conf_dir(self, name: str, config: dict[str, Any]) -> Path:
+        conf = self.work / "conf" / name
+        conf.mkdir(parents=True, exist_ok=True)
+        for extra in ("log4j-console.properties", "logback-console.xml"):
+            shutil.copy(self.home / "conf" / extra, conf / extra)
+        (conf / "config.yaml").write_text(yaml_lines(config), encoding="utf-8")
+        return conf
+
+    def _start(self, script: str, name: str, config: dict[str, Any]) -> subprocess.Popen[bytes]:
+        conf = self._conf_dir(name, config)
+        logs = self.work / "logs" / name
+        logs.mkdir(parents=True, exist_ok=True)
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("FLINK_", "_FLINK"))}
+        env.update(FLINK_CONF_DIR=str(conf), FLINK_LOG_DIR=str(logs), FLINK_PID_DIR=str(logs))
+        out = open(logs / "console.out", "wb")  # noqa: SIM115 - closed when the process is reaped
+        proc = subprocess.Popen(
+            ["bash", str(self.home / "bin" / script), "start-foreground"],
+            stdout=out, stderr=subprocess.STDOUT, env=env, cwd=self.work, start_new_session=True,
+        )
+        out.close()
+        _STARTED.append(proc)
+        return proc
+
+    def start_jobmanager(self, timeout_s: float = 180) -> None:
+        self.jobmanager = self._start("jobmanager.sh", "jobmanager", self.base_config)
+        self._wait(lambda: self.get("/overview") is not None, timeout_s, "the JobManager's REST API",
+                   [self.jobmanager])
+
+    def use_taskmanagers(self, count: int = 2, **overrides: Any) -> None:
+        """Run `count` TaskManagers with the base config plus `overrides` (restarting them if it differs)."""
+        config = {**self.base_config, **overrides}
+        if config == self.tm_config and len(self.taskmanagers) == count and all(
+            p.poll() is None for p in self.taskmanagers
+        ):
+            return
+        self.cancel_all_jobs()
+        for proc in self.taskmanagers:
+            _stop(proc)
+        self._wait(lambda: not self.get("/taskmanagers")["taskmanagers"], 60, "old TaskManagers to leave", [])
+        tag = uuid.uuid4().hex[:6]
+        self.taskmanagers = [self._start("taskmanager.sh", f"taskmanager-{tag}-{i}", config) for i in range(count)]
+        self.tm_config = config
+        slots = int(config["taskmanager.numberOfTaskSlots"])
+        self._wait(lambda: self._free_slots() == count * slots, 180, f"{count} TaskManagers with {slots} slots",
+                   self.taskmanagers)
+
+    def stop(self) -> None:
+        for proc in [*self.taskmanagers, *([self.jobmanager] if self.jobmanager else [])]:
+            _stop(proc)
+
+    def _wait(self, ready: Any, timeout_s: float, what: str, procs: list[subprocess.Popen[bytes]]) -> None:
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            for proc in procs:
+                if proc.poll() is not None:
+                    raise RuntimeError(f"a Flink process exited ({proc.returncode}) while waiting for {what}; "
+                                       f"logs in {self.work / 'logs'}")
+            try:
+                if ready():
+                    return
+            except (OSError, KeyError, TypeError, ValueError):
+                pass
+            time.sleep(0.5)
+        raise TimeoutError(f"timed out after {timeout_s:.0f} s waiting for {what}; logs in {self.work / 'logs'}")
+
+    # --- REST ------------------------------------------------------------------------------------
+    def get(self, path: str) -> Any:
+        try:
+            with _NO_PROXY.open(self.url + path, timeout=10) as response:
+                return json.loads(response.read())
+        except urllib.error.URLError:
+            return None
+
+    def _send(self, method: str, path: str, body: bytes | None = None, content_type: str = "application/json") -> Any:
+        request = urllib.request.Request(self.url + path, data=body, method=method,
+                                         headers={"Content-Type": content_type})
+        with _NO_PROXY.open(request, timeout=60) as response:
+            data = response.read()
+        return json.loads(data) if data else None
+
+    def _free_slots(self) -> int:
+        overview = self.get("/overview")
+        return int(overview["slots-available"]) if overview else -1
+
+    def upload_jar(self, jar: Path) -> str:
+        boundary = uuid.uuid4().hex
+        body = (f"--{boundary}\r\nContent-Disposition: form-data; name=\"jarfile\"; filename=\"{jar.name}\"\r\n"
+                "Content-Type: application/x-java-archive\r\n\r\n").encode() + jar.read_bytes() + \
+            f"\r\n--{boundary}--\r\n".encode()
+        reply = self._send("POST", "/jars/upload", body, f"multipart/form-data; boundary={boundary}")
+        return str(reply["filename"]).rsplit("/", 1)[-1]
+
+    def submit(self, jar_id: str, parallelism: int, **args: Any) -> str:
+        program_args = [str(x) for key, value in args.items() for x in (f"--{key.replace('_', '-')}", value)]
+        reply = self._send("POST", f"/jars/{jar_id}/run", json.dumps(
+            {"entryClass": JOB_CLASS, "programArgsList": program_args, "parallelism": parallelism}).encode())
+        return str(reply["jobid"])
+
+    def job_state(self, job_id: str) -> str:
+        return str(self.get(f"/jobs/{job_id}")["state"])
+
+    def wait_running(self, job_id: str, timeout_s: float = 90) -> None:
+        """Until the job and every subtask run (metrics exist only for running subtasks)."""
+        def all_running() -> bool:
+            job = self.get(f"/jobs/{job_id}")
+            if job["state"] in ("FAILED", "CANCELED", "FINISHED"):
+                raise AssertionError(f"job {job_id} is {job['state']}: {self.root_exception(job_id)}")
+            return job["state"] == "RUNNING" and all(
+                v["status"] == "RUNNING" for v in job["vertices"])
+        self._wait(all_running, timeout_s, f"job {job_id} to run", [])
+
+    def wait_terminal(self, job_id: str, timeout_s: float = 90) -> str:
+        self._wait(lambda: self.job_state(job_id) in ("FAILED", "CANCELED", "FINISHED"), timeout_s,
+                   f"job {job_id} to end", [])
+        return self.job_state(job_id)
+
+    def root_exception(self, job_id: str) -> str:
+        info = self.get(f"/jobs/{job_id}/exceptions") or {}
+        history = info.get("exceptionHistory", {}).get("entries", [])
+        texts = [str(info.get("root-exception") or "")] + [str(e.get("stacktrace", "")) for e in history]
+        return "\n".join(t for t in texts if t)
+
+    def cancel(self, job_id: str) -> None:
+        try:
+            self._send("PATCH", f"/jobs/{job_id}?mode=cancel")
+        except urllib.error.HTTPError:
+            return
+        self.wait_terminal(job_id)
+
+    def cancel_all_jobs(self) -> None:
+        overview = self.get("/jobs/overview") or {"jobs": []}
+        for job in overview["jobs"]:
+            if job["state"] not in ("FAILED", "CANCELED", "FINISHED"):
+                self.cancel(job["jid"])
+
+    def taskmanager_ids(self) -> list[str]:
+        return sorted(tm["id"] for tm in self.get("/taskmanagers")["taskmanagers"])
+
+
+@pytest.fixture(scope="session")
+def flink_home() -> Path:
+    home, why = find_flink_home()
+    if home is None:
+        pytest.skip(f"real-Flink tests skipped: {why}")
+    missing = _java_missing()
+    if missing:
+        pytest.skip(f"real-Flink tests skipped: {missing}")
+    return home
+
+
+@pytest.fixture(scope="session")
+def job_jar(flink_home: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    build = tmp_path_factory.mktemp("job-build")
+    dist = next((flink_home / "lib").glob("flink-dist-*.jar"))
+    subprocess.run(["javac", "-nowarn", "-cp", str(dist), "-d", str(build / "classes"),
+                    *map(str, sorted(JOB_SOURCES.glob("*.java")))], check=True, capture_output=True)
+    jar = build / "flinktune-e2e-jobs.jar"
+    subprocess.run(["jar", "cf", str(jar), "-C", str(build / "classes"), "."], check=True, capture_output=True)
+    return jar
+
+
+@pytest.fixture(scope="session")
+def flink_cluster(flink_home: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[FlinkCluster]:
+    work = Path(tmp_path_factory.mktemp("flink-cluster"))
+    cluster = FlinkCluster(flink_home, work)
+    try:
+        cluster.start_jobmanager()
+        yield cluster
+    finally:
+        cluster.stop()
+
+
+@pytest.fixture(scope="session")
+def jar_id(flink_cluster: FlinkCluster, job_jar: Path) -> str:
+    return flink_cluster.upload_jar(job_jar)
+
+
+def run_flinktune(*args: str, timeout_s: float = 300) -> subprocess.CompletedProcess[str]:
+    """The real CLI in a fresh interpreter, as a user runs it."""
+    return subprocess.run([sys.executable, "-m", "flinktune", *args], capture_output=True, text=True,
+                          timeout=timeout_s, cwd=REPO)
+
+
+@pytest.fixture(scope="session")
+def flinktune_cli() -> Any:
+    return run_flinktune

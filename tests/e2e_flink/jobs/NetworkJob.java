@@ -1,0 +1,137 @@
+package flinktune.e2e;
+
+import java.util.HashMap;
+import java.util.Map;
+import java.util.concurrent.locks.LockSupport;
+
+import org.apache.flink.api.common.eventtime.WatermarkStrategy;
+import org.apache.flink.api.common.functions.MapFunction;
+import org.apache.flink.api.common.state.ValueState;
+import org.apache.flink.api.common.state.ValueStateDescriptor;
+import org.apache.flink.api.common.typeinfo.Types;
+import org.apache.flink.api.connector.source.util.ratelimit.RateLimiterStrategy;
+import org.apache.flink.api.java.tuple.Tuple2;
+import org.apache.flink.configuration.Configuration;
+import org.apache.flink.connector.datagen.source.DataGeneratorSource;
+import org.apache.flink.streaming.api.datastream.DataStream;
+import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
+import org.apache.flink.streaming.api.functions.KeyedProcessFunction;
+import org.apache.flink.streaming.api.functions.sink.v2.DiscardingSink;
+import org.apache.flink.util.Collector;
+
+/**
+ * flinktune's end-to-end test job: Source: Gen -REBALANCE-> Parse -HASH-> KeyedAgg -REBALANCE->
+ * SinkWork -> Discard: Writer. Every edge is a network shuffle, so with 2 TaskManagers each gate has
+ * local and remote (Netty, credit-based) channels. The bottleneck is a fixed per-record pause
+ * (not CPU work: the test machines have two cores), so where backpressure starts is known.
+ *
+ * With --exchanges 1 the job has one all-to-all exchange only (the worst case the lint assumes):
+ * Source: Gen -> Parse -HASH-> KeyedAgg -> SinkWork -> Discard: Writer.
+ *
+ * Arguments: --name NAME --rate RECORDS_PER_S --sink-pause-us N --agg-pause-us N --hot-fraction F
+ *            --exchanges 3|1
+ */
+public class NetworkJob {
+
+    private static final String PAYLOAD = "x".repeat(96);
+
+    /** Long -> (key, payload); with hotFraction > 0 that share of records goes to key 0 (skew). */
+    public static final class Parse implements MapFunction<Long, Tuple2<Integer, String>> {
+        private final double hotFraction;
+
+        Parse(double hotFraction) {
+            this.hotFraction = hotFraction;
+        }
+
+        @Override
+        public Tuple2<Integer, String> map(Long i) {
+            boolean hot = (i % 1000) < (long) (hotFraction * 1000);
+            int key = hot ? 0 : 1 + (int) (i % 997);
+            return Tuple2.of(key, PAYLOAD);
+        }
+    }
+
+    /** Counts per key (real keyed state) and pauses per record when asked to. */
+    public static final class KeyedAgg
+            extends KeyedProcessFunction<Integer, Tuple2<Integer, String>, Tuple2<Integer, String>> {
+        private final long pauseMicros;
+        private transient ValueState<Long> count;
+
+        KeyedAgg(long pauseMicros) {
+            this.pauseMicros = pauseMicros;
+        }
+
+        @Override
+        public void open(Configuration parameters) {
+            count = getRuntimeContext().getState(new ValueStateDescriptor<>("count", Types.LONG));
+        }
+
+        @Override
+        public void processElement(
+                Tuple2<Integer, String> value, Context ctx, Collector<Tuple2<Integer, String>> out)
+                throws Exception {
+            Long c = count.value();
+            count.update(c == null ? 1L : c + 1);
+            pause(pauseMicros);
+            out.collect(value);
+        }
+    }
+
+    /** The sink side's work: a fixed pause per record makes it the bottleneck when asked to. */
+    public static final class SinkWork implements MapFunction<Tuple2<Integer, String>, Integer> {
+        private final long pauseMicros;
+
+        SinkWork(long pauseMicros) {
+            this.pauseMicros = pauseMicros;
+        }
+
+        @Override
+        public Integer map(Tuple2<Integer, String> value) {
+            pause(pauseMicros);
+            return value.f1.length();
+        }
+    }
+
+    static void pause(long micros) {
+        if (micros > 0) {
+            LockSupport.parkNanos(micros * 1000L);
+        }
+    }
+
+    static Map<String, String> parse(String[] args) {
+        Map<String, String> params = new HashMap<>();
+        for (int i = 0; i + 1 < args.length; i += 2) {
+            params.put(args[i].replaceFirst("^--", ""), args[i + 1]);
+        }
+        return params;
+    }
+
+    public static void main(String[] args) throws Exception {
+        Map<String, String> params = parse(args);
+        String name = params.getOrDefault("name", "flinktune-e2e");
+        double rate = Double.parseDouble(params.getOrDefault("rate", "500"));
+        long sinkPause = Long.parseLong(params.getOrDefault("sink-pause-us", "0"));
+        long aggPause = Long.parseLong(params.getOrDefault("agg-pause-us", "0"));
+        double hotFraction = Double.parseDouble(params.getOrDefault("hot-fraction", "0"));
+        boolean oneExchange = params.getOrDefault("exchanges", "3").equals("1");
+
+        StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
+        DataGeneratorSource<Long> source =
+                new DataGeneratorSource<>(i -> i, Long.MAX_VALUE, RateLimiterStrategy.perSecond(rate), Types.LONG);
+        DataStream<Long> generated = env.fromSource(source, WatermarkStrategy.noWatermarks(), "Gen");
+        DataStream<Tuple2<Integer, String>> aggregated = (oneExchange ? generated : generated.rebalance())
+                .map(new Parse(hotFraction))
+                .returns(Types.TUPLE(Types.INT, Types.STRING))
+                .name("Parse")
+                .keyBy(t -> t.f0, Types.INT)
+                .process(new KeyedAgg(aggPause))
+                .returns(Types.TUPLE(Types.INT, Types.STRING))
+                .name("KeyedAgg");
+        (oneExchange ? aggregated : aggregated.rebalance())
+                .map(new SinkWork(sinkPause))
+                .name("SinkWork")
+                .sinkTo(new DiscardingSink<>())
+                .name("Discard");
+        env.execute(name);
+    }
+}

@@ -1,0 +1,350 @@
+"""``flinktune lint`` end to end through typer's CliRunner.
+
+Most tests use the stand-in rules in ``rules_fixture/`` and ``--select FTZ,FTL`` so that what
+they check (exit codes, suppressions, baselines, formats) does not hang on the bundled rules.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from flinktune.cli.app import app
+
+FIXTURE_RULES = str(Path(__file__).resolve().parent / "rules_fixture")
+ONLY_FTZ = ["--no-bundled-rules", "--rules", FIXTURE_RULES, "--select", "FTZ"]
+ISOLATE = ["--no-bundled-rules", "--rules", FIXTURE_RULES, "--select", "FTZ,FTL", "--format", "text"]
+
+
+@pytest.fixture(autouse=True)
+def _no_project_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Run in an empty folder so the repository's own pyproject.toml is never picked up.
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("GITHUB_ACTIONS", raising=False)
+
+
+def _write(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def run(*args: str, env: dict[str, str] | None = None):
+    return CliRunner(env=env).invoke(app, ["lint", *args])
+
+
+# --- exit codes -----------------------------------------------------------------------------
+
+def test_clean_file_exits_0(tmp_path: Path) -> None:
+    conf = _write(tmp_path / "flink-conf.yaml", "new.key: 1\n")
+    result = run(*ISOLATE, str(conf))
+    assert result.exit_code == 0, result.output
+    assert result.stdout == "1 file checked: 0 errors, 0 warnings, 0 info.\n"
+
+
+def test_fail_on_thresholds(tmp_path: Path) -> None:
+    conf = _write(tmp_path / "flink-conf.yaml", "old.key: 1\nrisky.key: 2\n")   # a warning and an info
+    assert run(*ISOLATE, str(conf)).exit_code == 1                               # default: warning
+    assert run(*ISOLATE, "--fail-on", "error", str(conf)).exit_code == 0
+    only_info = _write(tmp_path / "b" / "flink-conf.yaml", "risky.key: 2\n")
+    assert run(*ISOLATE, str(only_info)).exit_code == 0
+    assert run(*ISOLATE, "--fail-on", "info", str(only_info)).exit_code == 1
+    bad = run(*ISOLATE, "--fail-on", "fatal", str(conf))
+    assert bad.exit_code == 2 and "--fail-on must be error, warning or info" in bad.stderr
+
+
+def test_bad_usage_exits_2(tmp_path: Path) -> None:
+    conf = _write(tmp_path / "flink-conf.yaml", "new.key: 1\n")
+    result = run(*ISOLATE, "--flink-version", "banana", str(conf))
+    assert result.exit_code == 2 and "Flink version 'banana'" in result.stderr
+    assert run().exit_code == 2                                                  # no FILE
+    unknown = run(*ISOLATE, "--format", "xml", str(conf))
+    assert unknown.exit_code == 2 and "unknown format 'xml'" in unknown.stderr
+
+
+# --- bad input: one line each, exit 2, the rest still linted -----------------------------------
+
+def test_bad_inputs_are_one_line_each_and_others_still_linted(tmp_path: Path) -> None:
+    good = _write(tmp_path / "good" / "flink-conf.yaml", "old.key: 1\n")
+    binary = tmp_path / "bin" / "flink-conf.yaml"
+    binary.parent.mkdir()
+    binary.write_bytes(b"\x7fELF\x02\x01\x00\x00\x00binary\x00junk\n")
+    invalid_yaml = _write(tmp_path / "yaml" / "config.yaml", "rest:\n  port: 1\ntaskmanager: slots: 2\n")
+    latin1 = tmp_path / "enc" / "flink-conf.yaml"
+    latin1.parent.mkdir()
+    latin1.write_bytes(b"# caf\xe9\nnew.key: 1\n")
+    huge = tmp_path / "huge" / "flink-conf.yaml"
+    huge.parent.mkdir()
+    huge.write_bytes(b"a.b: c\n" * (9 * 1024 * 1024 // 7))
+    odd = _write(tmp_path / "odd" / "flink-conf.yaml", "t\u00e4sk.\u202eslots\u200b: 1\n\u2603: \U0001f600\n")
+    missing = tmp_path / "missing.yaml"
+    args = [str(p) for p in (good, binary, invalid_yaml, latin1, huge, odd, missing)]
+    result = run(*ISOLATE, *args)
+    assert result.exit_code == 2
+    assert "Traceback" not in result.output
+    errors = result.stderr.splitlines()
+    bad = {str(binary), str(invalid_yaml), str(latin1), str(huge), str(missing)}
+    assert len(errors) == len(bad), result.stderr
+    for line in errors:
+        assert line.startswith("flinktune: error: ")
+        assert any(line.startswith(f"flinktune: error: {name}") for name in bad), line
+    # Where a line can be named, it is.
+    assert any(line.startswith(f"flinktune: error: {invalid_yaml}:3") for line in errors), errors
+    assert any(line.startswith(f"flinktune: error: {binary}:1") for line in errors), errors
+    assert any(line.startswith(f"flinktune: error: {latin1}:1") for line in errors), errors
+    # The good file (and the one with odd but valid characters) were still linted and reported.
+    assert f"{good}:1: warning FTZ901" in result.stdout
+    assert "2 files checked" in result.stdout and "5 inputs not linted" in result.stdout
+
+
+def test_bad_input_in_json_is_reported_too(tmp_path: Path) -> None:
+    good = _write(tmp_path / "flink-conf.yaml", "old.key: 1\n")
+    broken = _write(tmp_path / "x" / "config.yaml", "a: [\n")
+    result = run(*ONLY_FTZ, "--format", "json", str(good), str(broken))
+    assert result.exit_code == 2
+    doc = json.loads(result.stdout)
+    assert [f["code"] for f in doc["findings"]] == ["FTZ901"]
+    assert [p["file"] for p in doc["problems"]] == [str(broken)]
+
+
+# --- suppressions ----------------------------------------------------------------------------
+
+def test_inline_suppression_and_unused_suppression(tmp_path: Path) -> None:
+    conf = _write(tmp_path / "flink-conf.yaml",
+                  'gone.key: 1 # flinktune: disable=FTZ902 reason="still read by our old cluster"\n'
+                  "new.key: 2 # flinktune: disable=FTZ901\n")
+    result = run(*ISOLATE, str(conf))
+    assert "FTZ902" not in result.stdout.replace("disable=FTZ902", "")
+    assert (f"{conf}:2: warning FTL001 [unused-suppression] suppression of FTZ901 matches no finding"
+            in result.stdout)
+    assert "(1 suppressed inline)" in result.stdout
+    assert result.exit_code == 1
+
+
+def test_file_wide_suppression_in_yaml(tmp_path: Path) -> None:
+    conf = _write(tmp_path / "config.yaml",
+                  "# flinktune: disable-file=FTZ901\nold:\n  key: 1\n")
+    result = run(*ISOLATE, str(conf))
+    assert result.exit_code == 0, result.stdout
+    assert "(1 suppressed inline)" in result.stdout
+
+
+# --- project config ---------------------------------------------------------------------------
+
+def test_project_config_select_severity_fail_on(tmp_path: Path) -> None:
+    _write(tmp_path / ".flinktune.yaml",
+           f"rules: [{FIXTURE_RULES}]\nselect: [FTZ]\nignore: [FTZ903]\nseverity:\n  FTZ901: info\n"
+           "fail-on: warning\n")
+    conf = _write(tmp_path / "conf" / "flink-conf.yaml", "old.key: 1\nrisky.key: 2\n")
+    result = run("--no-bundled-rules", "--format", "json", str(conf))
+    doc = json.loads(result.stdout)
+    assert [(f["code"], f["severity"]) for f in doc["findings"]] == [("FTZ901", "info")]
+    assert result.exit_code == 0
+    # the command line adds to the project config
+    assert run("--no-bundled-rules", "--format", "json", "--fail-on", "info", str(conf)).exit_code == 1
+
+
+def test_pyproject_project_config(tmp_path: Path) -> None:
+    _write(tmp_path / "pyproject.toml",
+           f'[tool.flinktune]\nrules = ["{FIXTURE_RULES}"]\nselect = ["FTZ90"]\n"fail-on" = "error"\n')
+    conf = _write(tmp_path / "flink-conf.yaml", "old.key: 1\n")
+    result = run("--no-bundled-rules", "--format", "text", str(conf))
+    assert "FTZ901" in result.stdout and result.exit_code == 0
+
+
+def test_invalid_project_config_is_one_line(tmp_path: Path) -> None:
+    _write(tmp_path / ".flinktune.yaml", "select: [FTZ]\nfail_on: error\n")
+    conf = _write(tmp_path / "flink-conf.yaml", "new.key: 1\n")
+    result = run(str(conf))
+    assert result.exit_code == 2
+    assert result.stderr.strip().splitlines() == [
+        f"flinktune: error: {tmp_path / '.flinktune.yaml'}:2: unknown setting 'fail_on' in project config "
+        "(allowed: select, ignore, severity, rules, fail-on, flink-version, baseline)"]
+
+
+def test_explicit_config_option(tmp_path: Path) -> None:
+    cfg = _write(tmp_path / "ci" / "lint.yaml", f"rules: [{FIXTURE_RULES}]\nselect: [FTZ902]\n")
+    conf = _write(tmp_path / "flink-conf.yaml", "old.key: 1\ngone.key: 1\n")
+    result = run("--no-bundled-rules", "--config", str(cfg), "--format", "json", str(conf))
+    assert [f["code"] for f in json.loads(result.stdout)["findings"]] == ["FTZ902"]
+
+
+# --- baseline --------------------------------------------------------------------------------
+
+def test_baseline_only_new_findings_fail(tmp_path: Path) -> None:
+    conf = _write(tmp_path / "flink-conf.yaml", "old.key: 1\ngone.key: 1\n")
+    baseline = tmp_path / "flinktune-baseline.json"
+    written = run(*ISOLATE, "--write-baseline", str(baseline), str(conf))
+    assert written.exit_code == 0 and "wrote 2 findings" in written.stderr
+    assert len(json.loads(baseline.read_text(encoding="utf-8"))["findings"]) == 2
+    # Unchanged: nothing new.
+    same = run(*ISOLATE, "--baseline", str(baseline), str(conf))
+    assert same.exit_code == 0 and "(2 in the baseline)" in same.stdout
+    # Lines added above move every finding: still nothing new.
+    conf.write_text("a.b: 1\nc.d: 2\nold.key: 1\ngone.key: 1\n", encoding="utf-8")
+    moved = run(*ISOLATE, "--baseline", str(baseline), str(conf))
+    assert moved.exit_code == 0, moved.stdout
+    # A new problem fails, and only it is reported.
+    conf.write_text("a.b: 1\nold.key: 1\ngone.key: 1\nrisky.key: 1\nold.key: 2\n", encoding="utf-8")
+    new = run(*ISOLATE, "--baseline", str(baseline), "--format", "json", str(conf))
+    doc = json.loads(new.stdout)
+    assert [(f["code"], f["line"]) for f in doc["findings"]] == [("FTZ903", 4), ("FTZ901", 5)]
+    assert doc["summary"]["baselined"] == 2 and new.exit_code == 1
+
+
+def test_missing_baseline_is_exit_2(tmp_path: Path) -> None:
+    conf = _write(tmp_path / "flink-conf.yaml", "old.key: 1\n")
+    result = run(*ISOLATE, "--baseline", str(tmp_path / "none.json"), str(conf))
+    assert result.exit_code == 2 and "baseline file not found" in result.stderr
+
+
+# --- formats ---------------------------------------------------------------------------------
+
+def test_auto_format_under_github_actions(tmp_path: Path) -> None:
+    conf = _write(tmp_path / "flink-conf.yaml", "gone.key: 1\n")
+    result = run(*ONLY_FTZ, str(conf), env={"GITHUB_ACTIONS": "true"})
+    assert result.stdout.splitlines()[0] == (
+        f"::error file={conf},line=1,title=FTZ902 test-gone-key::gone.key was removed; Flink ignores it")
+    plain = run(*ONLY_FTZ, str(conf), env={"GITHUB_ACTIONS": "false"})
+    assert plain.stdout.startswith(f"{conf}:1: error FTZ902")
+
+
+def test_sarif_from_the_cli_validates(tmp_path: Path) -> None:
+    import jsonschema
+
+    schema = json.loads((Path(__file__).resolve().parents[1] / "data" / "sarif-schema-2.1.0.json")
+                        .read_text(encoding="utf-8"))
+    conf = _write(tmp_path / "flink-conf.yaml", "old.key: 1\ngone.key: 1\n")
+    result = run(*ONLY_FTZ, "--format", "sarif", "flink-conf.yaml",
+                 str(tmp_path / "nope.yaml"))
+    doc = json.loads(result.stdout)
+    jsonschema.Draft4Validator(schema).validate(doc)
+    assert [r["ruleId"] for r in doc["runs"][0]["results"]] == ["FTZ901", "FTZ902"]
+    assert doc["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == \
+        "flink-conf.yaml"
+    assert result.exit_code == 2 and conf.exists()
+
+
+def test_junit_and_output_file(tmp_path: Path) -> None:
+    import xml.etree.ElementTree as ET
+
+    conf = _write(tmp_path / "flink-conf.yaml", "gone.key: 1\n")
+    out = tmp_path / "report.xml"
+    result = run(*ONLY_FTZ, "--format", "junit", "-o", str(out), str(conf))
+    assert result.exit_code == 1 and result.stdout == ""
+    root = ET.fromstring(out.read_text(encoding="utf-8"))
+    assert root.get("failures") == "1"
+
+
+# --- versions --------------------------------------------------------------------------------
+
+DEPLOYMENT = """\
+apiVersion: flink.apache.org/v1beta1
+kind: FlinkDeployment
+metadata:
+  name: demo
+spec:
+  flinkVersion: v1_17
+  flinkConfiguration:
+    taskmanager.numberOfTaskSlots: "2"
+"""
+
+
+def test_version_detection_order(tmp_path: Path) -> None:
+    deployment = _write(tmp_path / "k8s" / "deploy.yaml", DEPLOYMENT)
+    nested = _write(tmp_path / "c" / "config.yaml", "taskmanager:\n  numberOfTaskSlots: 2\n")
+    flat = _write(tmp_path / "f" / "flink-conf.yaml", "taskmanager.numberOfTaskSlots: 2\n")
+    commented = _write(tmp_path / "g" / "flink-conf.yaml", "# flinktune: flink-version=1.15\na.b: 1\n")
+
+    def versions(*extra: str) -> dict[str, tuple[str, str]]:
+        result = run(*ISOLATE[:5], "--format", "json", *extra,
+                     str(deployment), str(nested), str(flat), str(commented))
+        return {v["file"]: (v["flink_version"], v["source"]) for v in json.loads(result.stdout)["versions"]}
+
+    assert versions() == {str(deployment): ("1.17", "file"), str(nested): ("1.20", "config.yaml"),
+                          str(flat): ("1.20", "default"), str(commented): ("1.15", "comment")}
+    _write(tmp_path / ".flinktune.yaml", "flink-version: '1.16'\n")
+    assert versions()[str(flat)] == ("1.16", "project")
+    assert versions()[str(deployment)] == ("1.17", "file")
+    assert set(versions("--flink-version", "2.0").values()) == {("2.0", "flag")}
+
+
+def test_folder_argument(tmp_path: Path) -> None:
+    _write(tmp_path / "repo" / "conf" / "flink-conf.yaml", "gone.key: 1\n")
+    _write(tmp_path / "repo" / "k8s" / "deploy.yaml", DEPLOYMENT)
+    _write(tmp_path / "repo" / "app" / "settings.yaml", "gone.key: 1\n")
+    result = run(*ISOLATE, "--format", "json", str(tmp_path / "repo"))
+    doc = json.loads(result.stdout)
+    assert sorted(Path(f).relative_to(tmp_path / "repo").as_posix() for f in doc["files"]) == [
+        "conf/flink-conf.yaml", "k8s/deploy.yaml"]
+
+
+# --- --fix -----------------------------------------------------------------------------------
+
+def test_fix_applies_only_safe_fixes_and_keeps_a_backup(tmp_path: Path) -> None:
+    original = ("# my cluster\n"
+                "old.key: 1   # keep this comment\n"
+                "risky.key: 2\n"
+                "gone.key: 3\n"
+                "new.other: 4\n")
+    conf = _write(tmp_path / "flink-conf.yaml", original)
+    result = run(*ISOLATE, "--fix", str(conf))
+    assert conf.read_text(encoding="utf-8") == ("# my cluster\n"
+                                                "new.key: 1   # keep this comment\n"
+                                                "risky.key: 2\n"
+                                                "new.other: 4\n")
+    assert (tmp_path / "flink-conf.yaml.bak").read_text(encoding="utf-8") == original
+    lines = result.stdout.splitlines()
+    assert f"{conf}:2: fixed FTZ901: renamed old.key to new.key" in lines
+    assert f"{conf}:4: fixed FTZ902: deleted gone.key" in lines
+    # What is left is reported with the new line numbers; the unsafe fix is only suggested.
+    assert f"{conf}:3: info FTZ903 [test-risky-key] risky.key is set to 2" in lines
+    assert result.exit_code == 0, result.stdout          # only an info left; fail-on warning
+    assert f"flinktune: note: {conf}: fixed for Flink 1.20, which was assumed" in result.stderr
+
+
+def test_fix_in_a_manifest_and_rename_onto_an_existing_key(tmp_path: Path) -> None:
+    manifest = _write(tmp_path / "deploy.yaml", DEPLOYMENT.replace(
+        '    taskmanager.numberOfTaskSlots: "2"\n',
+        '    taskmanager.numberOfTaskSlots: "2"\n    old.key: "1"\n    new.key: "2"\n    gone.key: "x"\n'))
+    result = run(*ISOLATE, "--fix", str(manifest))
+    text = manifest.read_text(encoding="utf-8")
+    assert "old.key" not in text and "gone.key" not in text and 'new.key: "2"' in text
+    assert 'taskmanager.numberOfTaskSlots: "2"' in text and "flinkVersion: v1_17" in text
+    assert f"{manifest}:9: fixed FTZ901: deleted old.key" in result.stdout
+    assert result.exit_code == 0
+
+
+def test_suppressed_findings_are_not_fixed(tmp_path: Path) -> None:
+    text = "gone.key: 3 # flinktune: disable=FTZ902\n"
+    conf = _write(tmp_path / "flink-conf.yaml", text)
+    result = run(*ISOLATE, "--fix", str(conf))
+    assert conf.read_text(encoding="utf-8") == text and not (tmp_path / "flink-conf.yaml.bak").exists()
+    assert result.exit_code == 0
+
+
+def test_fix_refuses_a_symlink_elsewhere_without_follow(tmp_path: Path) -> None:
+    import os
+
+    real = _write(tmp_path / "real" / "flink-conf.yaml", "gone.key: 1\n")
+    link_dir = tmp_path / "links"
+    link_dir.mkdir()
+    link = link_dir / "flink-conf.yaml"
+    os.symlink(real, link)
+    refused = run(*ISOLATE, "--fix", str(link))
+    assert refused.exit_code == 2 and "use --follow-symlinks" in refused.stderr
+    assert real.read_text(encoding="utf-8") == "gone.key: 1\n" and link.is_symlink()
+    followed = run(*ISOLATE, "--fix", "--follow-symlinks", str(link))
+    assert followed.exit_code == 0 and real.read_text(encoding="utf-8") == "" and link.is_symlink()
+
+
+def test_parallelism_and_slots_override_the_file(tmp_path: Path) -> None:
+    conf = _write(tmp_path / "flink-conf.yaml", "parallelism.default: 4\ntaskmanager.numberOfTaskSlots: 2\n")
+    assert "FTZ904" not in run(*ISOLATE, str(conf)).stdout
+    result = run(*ISOLATE, "--parallelism", "300", "--slots", "8", "--taskmanagers", "3", str(conf))
+    assert (f"{conf}: warning FTZ904 [test-env-parallelism] parallelism 300 with 8 slots on 3 TaskManager(s)"
+            in result.stdout)
+    assert run(*ISOLATE, "--parallelism", "0", str(conf)).exit_code == 2
