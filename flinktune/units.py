@@ -234,7 +234,8 @@ def parse_list(value: str | list[object]) -> list[str]:
 
 
 # Bandwidth and rate syntax for the CLI (not Flink options): 10Gbit/s, 1.25GB/s, 100Mbps.
-_BANDWIDTH = re.compile(r"^\s*([0-9]*\.?[0-9]+(?:[eE][+-]?[0-9]+)?)\s*([kKmMgGtT]?)(bit|b|bps|B|Bps)?(?:/s)?\s*$")
+_BANDWIDTH = re.compile(r"^\s*([0-9]*\.?[0-9]+(?:[eE][+-]?[0-9]+)?)\s*([kKmMgGtT]?)"
+                        r"(bit|b|bps|B|Bps)?(?:/s)?\s*$")
 
 
 def parse_bandwidth_bytes_per_s(text: str | float) -> float:

@@ -98,7 +98,8 @@ def test_lint_path_imports_neither_numpy_nor_pyspark(tmp_path: Path) -> None:
         f"    app(['lint', {str(conf)!r}], standalone_mode=False)\n"
         "except SystemExit:\n"
         "    pass\n"
-        "heavy = sorted(m for m in sys.modules if m.split('.')[0] in ('numpy', 'pyspark', 'pandas', 'pyarrow'))\n"
+        "heavy = sorted(m for m in sys.modules\n"
+        "               if m.split('.')[0] in ('numpy', 'pyspark', 'pandas', 'pyarrow'))\n"
         "print('HEAVY=' + ','.join(heavy))\n"
     )
     result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)

@@ -117,3 +117,24 @@ def strip_stats(slots: DataFrame) -> DataFrame:
     return (slots.where(F.col("metric").isin(list(STRIP_METRICS)) & (F.col("n") > 0))
             .groupBy("job_key", "vertex_key", "metric", "rank", "slot")
             .agg(F.max(F.col("s") / F.col("n")).alias("worst"), F.min("t0").alias("t0")))
+
+
+def combined(slots: DataFrame) -> DataFrame:
+    """Series statistics and the strip as one result, so one Spark job computes both: the two
+    branches share the slot aggregation's shuffle (Spark reuses the identical exchange), so the
+    data is scanned once without caching it."""
+    from pyspark.sql import functions as F
+
+    series = series_stats(slots).select(
+        F.lit("series").alias("kind"), "job_key", "vertex_key", "subtask_index", "metric", "rank",
+        F.lit(None).cast("int").alias("slot"), "n", "mean", "max", "frac_lo", "frac_hi", "rate", "t_first", "t_last",
+        "job_id", "job_name", "vertex_id", "task_name", "tm_id", F.lit(None).cast("double").alias("worst"))
+    strip = strip_stats(slots).select(
+        F.lit("strip").alias("kind"), "job_key", "vertex_key", F.lit(None).cast("int").alias("subtask_index"),
+        "metric", "rank", "slot", F.lit(None).cast("bigint").alias("n"), F.lit(None).cast("double").alias("mean"),
+        F.lit(None).cast("double").alias("max"), F.lit(None).cast("double").alias("frac_lo"),
+        F.lit(None).cast("double").alias("frac_hi"), F.lit(None).cast("double").alias("rate"),
+        F.col("t0").alias("t_first"), F.lit(None).cast("bigint").alias("t_last"),
+        *[F.lit(None).cast("string").alias(c) for c in ("job_id", "job_name", "vertex_id", "task_name", "tm_id")],
+        "worst")
+    return series.unionByName(strip)

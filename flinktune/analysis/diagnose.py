@@ -276,7 +276,7 @@ def vertex_items(diag: JobDiagnosis, env: Environment) -> list[dict[str, object]
             "upstream_backpressured": list(o.upstream_backpressured) if o else [],
             "upstream_not_backpressured": list(o.upstream_not_backpressured) if o else [],
             "evidence": "; ".join(o.evidence) if o else "",
-            "records_in_skew": v.records_in_skew,
+            "records_in_skew": None if v.records_in_skew is None else round(v.records_in_skew, 2),
             "avg_record_bytes": v.avg_record_bytes,
             "remote_buffer_bytes": v.remote_buffer_bytes,
             "buffer_fill": fill,

@@ -7,6 +7,7 @@ per-vertex time strip). Raw rows never reach the driver.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import re
 from collections.abc import Callable, Sequence
@@ -119,13 +120,10 @@ def run_analysis(spark: SparkSession, options: AnalysisOptions, progress: Progre
         slot_ms = max(1, math.ceil((hi - lo + 1) / max(1, options.slots)))
         say("aggregating in one pass")
         slots = aggregate.slot_stats(canon, lo, slot_ms)
-        slots = aggregate.trim_warmup(slots, warm_frac, warm_ms).persist()
-        try:
-            series_rows = [r.asDict() for r in aggregate.series_stats(slots).collect()]
-            say("building the time strip")
-            strip_rows = [r.asDict() for r in aggregate.strip_stats(slots).collect()]
-        finally:
-            slots.unpersist()
+        slots = aggregate.trim_warmup(slots, warm_frac, warm_ms)
+        rows = [r.asDict() for r in aggregate.combined(slots).collect()]
+        series_rows = [r for r in rows if r["kind"] == "series"]
+        strip_rows = [r for r in rows if r["kind"] == "strip"]
     except MetricsError:
         raise
     except Exception as error:
@@ -136,6 +134,13 @@ def run_analysis(spark: SparkSession, options: AnalysisOptions, progress: Progre
                            "busyTimeMsPerSecond, outPoolUsage, ...) after filtering", file=inputs[0].paths[0])
     say("diagnosing")
     series = series_from_rows(series_rows)
+    if plan is not None:
+        # Dumps that name vertices only by task name (full identifiers, some exporters) still
+        # meet the plan: re-key them by the plan's vertex id.
+        ids = {s.vertex_key: plan.id_for(s.vertex_key) for s in series}
+        series = [dataclasses.replace(s, vertex_key=ids[s.vertex_key]) if ids[s.vertex_key] else s for s in series]
+        for r in strip_rows:
+            r["vertex_key"] = ids.get(r["vertex_key"]) or r["vertex_key"]
     subtasks = pivot_subtasks(series)
     seen_names: dict[tuple[str, str], str] = {}
     job_ids: dict[str, tuple[str | None, str | None]] = {}
@@ -194,8 +199,6 @@ def _window_text(window: tuple[int, int] | None) -> str:
 def findings_for(jobs: Sequence[JobDiagnosis], options: AnalysisOptions, file: str) -> list[Finding]:
     """Run the vertex rules (rules/analysis/FTA*.yaml plus --rules DIRs) over each job's facts;
     attach evidence (metrics, window, subtasks), the vertex as location and the confidence."""
-    import dataclasses
-
     from flinktune.analysis.diagnose import vertex_items
     from flinktune.findings import Location
     from flinktune.rules import evaluate_items, load_rules

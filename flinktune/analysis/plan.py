@@ -71,11 +71,27 @@ class JobPlan:
         order.extend(v for v in ids if v not in order)
         return tuple(order)
 
+    def id_for(self, key: str) -> str | None:
+        """The plan's vertex id for a metrics key: the id itself, the task name, or the task name
+        as the Prometheus reporter filters it (characters outside [a-zA-Z0-9:_] become '_')."""
+        for v in self.vertices:
+            if key == v.vertex_id:
+                return v.vertex_id
+        for v in self.vertices:
+            if key == v.name or key == prometheus_filtered(v.name):
+                return v.vertex_id
+        return None
+
     def name_of(self, vertex_id: str) -> str | None:
         for v in self.vertices:
             if v.vertex_id == vertex_id:
                 return v.name
         return None
+
+
+def prometheus_filtered(text: str) -> str:
+    """AbstractPrometheusReporter's label-value filter (flink-facts.md §4.3)."""
+    return re.sub(r"[^a-zA-Z0-9:_]", "_", text)
 
 
 def name_from_description(description: str) -> str:
@@ -106,7 +122,7 @@ def parse_plan(data: object, source_file: str = "") -> JobPlan:
         name = names.get(vid) or name_from_description(str(node.get("description", ""))) or vid
         try:
             parallelism = int(node.get("parallelism", 0))
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, OverflowError):  # OverflowError: Infinity / 1e999
             raise MetricsError(f"job plan node {vid} has a non-integer parallelism",
                                file=source_file or None) from None
         vertices.append(PlanVertex(vid, name, parallelism))
@@ -128,6 +144,9 @@ def load_plan(path: str | Path) -> JobPlan:
         data = json.loads(text)
     except json.JSONDecodeError as error:
         raise MetricsError(f"job plan is not valid JSON: {error.msg}", file=str(p), line=error.lineno) from None
+    except (ValueError, RecursionError) as error:  # over-long integers, absurd nesting
+        problem = "nests too deeply" if isinstance(error, RecursionError) else str(error).split(";")[0]
+        raise MetricsError(f"job plan is not valid JSON: {problem}", file=str(p)) from None
     return parse_plan(data, str(p))
 
 

@@ -72,6 +72,7 @@ def lint(
     """Lint Flink configuration files: flink-conf.yaml, config.yaml, FlinkDeployment manifests, ConfigMaps."""
     from flinktune import __version__
     from flinktune.cli.common import stdout_is_terminal
+    from flinktune.errors import RuleError
     from flinktune.findings import Severity
     from flinktune.lint import LintOptions, lint_paths
     from flinktune.lint.baseline import write_baseline as save_baseline
@@ -104,7 +105,13 @@ def lint(
             env=env,
             fix=fix,
         )
-        result = lint_paths(files, options)
+        try:
+            result = lint_paths(files, options)
+        except RuleError as error:
+            # Every problem in every rule file, one line each, so they can all be fixed in one go.
+            for problem in error.problems:
+                typer.echo(f"flinktune: error: {' '.join(problem.split())}", err=True)
+            raise
         color = (fmt == "text" and output is None and not no_color and "NO_COLOR" not in os.environ
                  and stdout_is_terminal())
         text = render(fmt, result, fail_on=threshold, color=color, verbose=verbose, tool_version=__version__)

@@ -27,6 +27,8 @@ FAMILIES_FILE = "option_families.json"
 
 KINDS = ("option", "deprecated-alias", "fallback-alias", "family", "removed", "not-yet", "unknown")
 
+# How many candidates (those sharing the most key segments) did-you-mean compares in detail.
+_SUGGEST_POOL = 150
 # A placeholder such as <name> stands for exactly one key segment.
 _PLACEHOLDER = re.compile(r"<[^<>.]+>")
 
@@ -321,13 +323,18 @@ class Catalog:
         if cached is None:
             found = []
             for key in self.option_keys(version):
+                open_ended = _PLACEHOLDER.search(key.rsplit(".", 1)[-1]) is not None
+                # Only a few dozen options are maps: check the raw states before building specs.
+                if not open_ended and not any(diff.get("type") == "Map"
+                                              for _, diff in self._options[key]["states"]):
+                    continue
                 spec = self.spec(key, version)
                 if spec is None:
                     continue
                 if spec.type == "Map":
                     found.append(_Family(key + ".*", f"entry of the Map option {key} (Flink reads "
                                          f"'{key}.<k>: <v>' into the map)", _pattern_regex(key + ".*")))
-                elif _PLACEHOLDER.search(key.rsplit(".", 1)[-1]):
+                elif open_ended:
                     found.append(_Family(key, f"open-ended parameter declared by {spec.declared_in}",
                                          _pattern_regex(key)))
             cached = tuple(found)
@@ -353,13 +360,23 @@ class Catalog:
         # Candidates sharing at least one key segment: a typo rarely hits every segment, and
         # the pool stays small enough for difflib to be quick. Compared in lower case (keys such
         # as taskmanager.numberOfTaskSlots are camel case), returned as Flink spells them.
-        pool: dict[str, str] = {}
-        for segment in wanted.split("."):
+        shared: dict[str, int] = {}
+        for segment in set(wanted.split(".")):
             for key in by_segment.get(segment, ()):
-                pool[key.lower()] = key
+                if key.lower() != wanted:
+                    shared[key] = shared.get(key, 0) + 1
+        # difflib is quadratic per pair: keep candidates of about the same shape that share
+        # (nearly) the most segments.
+        segments = wanted.count(".") + 1
+        best = max(shared.values(), default=0)
+        closest = [k for k, n in shared.items()
+                   if n >= max(1, best - 1) and abs(k.count(".") + 1 - segments) <= 1]
+        closest.sort(key=lambda k: (-shared[k], k))
+        closest = closest[:_SUGGEST_POOL]
+        pool: dict[str, str] = {key.lower(): key for key in closest}
         ranked = difflib.get_close_matches(wanted, sorted(pool), n=limit, cutoff=0.6)
         if not ranked:
-            everything = {k.lower(): k for k in self._suggestable(version)}
+            everything = {k.lower(): k for k in self._suggestable(version) if k.lower() != wanted}
             pool.update(everything)
             ranked = difflib.get_close_matches(wanted, sorted(everything), n=limit, cutoff=0.75)
         found = [pool[k] for k in ranked]

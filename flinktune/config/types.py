@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from enum import Enum
+from enum import StrEnum
 
 # A value as the file gives it: the legacy flat file only has strings; config.yaml and
 # manifests give YAML-typed scalars, lists and maps.
 ConfigValue = str | int | float | bool | None | list[object] | dict[str, object]
 
 
-class ConfigFormat(str, Enum):
-    FLAT = "flink-conf.yaml"          # Flink's legacy line format (GlobalConfiguration.loadLegacyYAMLResource)
+class ConfigFormat(StrEnum):
+    FLAT = "flink-conf.yaml"          # legacy line format (GlobalConfiguration.loadLegacyYAMLResource)
     YAML = "config.yaml"              # standard YAML, Flink 1.19+ and 2.x
     DEPLOYMENT = "FlinkDeployment"    # spec.flinkConfiguration of a FlinkDeployment / FlinkSessionJob
     CONFIGMAP = "ConfigMap"           # a ConfigMap embedding flink-conf.yaml or config.yaml

@@ -79,6 +79,9 @@ def load_baseline(path: Path) -> Baseline:
     except json.JSONDecodeError as error:
         raise ConfigError(f"baseline is not valid JSON: {error.msg}", file=str(path),
                           line=error.lineno) from None
+    except (ValueError, RecursionError) as error:  # over-long integers, absurd nesting
+        problem = "nests too deeply" if isinstance(error, RecursionError) else str(error).split(";")[0]
+        raise ConfigError(f"baseline is not valid JSON: {problem}", file=str(path)) from None
     except OSError as error:
         raise ConfigError(f"cannot read baseline: {error.strerror or error}", file=str(path)) from None
     if not isinstance(data, dict) or data.get("format") != BASELINE_FORMAT:

@@ -68,7 +68,11 @@ def _raw_table(path: Path) -> tuple[dict[str, Any], str]:
             data = tomllib.loads(text)
         except tomllib.TOMLDecodeError as error:
             raise ConfigError(f"invalid TOML: {error}", file=str(path)) from None
-        table = data.get("tool", {}).get("flinktune", {})
+        except RecursionError:
+            raise ConfigError("invalid TOML: nests too deeply", file=str(path)) from None
+        tool = data.get("tool", {})
+        # `tool = 1` is valid TOML; only a table can hold our settings.
+        table = tool.get("flinktune", {}) if isinstance(tool, dict) else tool
     else:
         import yaml
 
@@ -80,6 +84,9 @@ def _raw_table(path: Path) -> tuple[dict[str, Any], str]:
             problem = getattr(error, "problem", None) or "invalid YAML"
             raise ConfigError(f"invalid YAML in project config: {problem}", file=str(path),
                               line=line) from None
+        except (ValueError, RecursionError) as error:  # bad tagged scalars, absurd nesting
+            problem = "nests too deeply" if isinstance(error, RecursionError) else str(error).splitlines()[0]
+            raise ConfigError(f"invalid YAML in project config: {problem}", file=str(path)) from None
         if table is None:
             table = {}
     if not isinstance(table, dict):

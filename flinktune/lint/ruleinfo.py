@@ -21,9 +21,15 @@ def _first_line(text: Any) -> str:
     return " ".join(str(text or "").split())
 
 
-def rule_infos(ruleset: Any) -> tuple[RuleInfo, ...]:
+# The scopes a config document is checked in; vertex/subtask rules belong to `analyze`.
+LINT_SCOPES = ("config", "key", "issue")
+
+
+def rule_infos(ruleset: Any, scopes: tuple[str, ...] | None = LINT_SCOPES) -> tuple[RuleInfo, ...]:
     infos = []
     for rule in _rules(ruleset):
+        if scopes is not None and getattr(rule, "scope", None) not in (None, *scopes):
+            continue
         references = tuple(getattr(rule, "references", ()) or ())
         help_uri = next((str(r) for r in references if str(r).startswith(("http://", "https://"))), None)
         fix = getattr(rule, "fix", None)

@@ -17,15 +17,15 @@ from flinktune.rules.examples import ExampleResult, run_examples
 from flinktune.rules.lang import Condition, parse
 from flinktune.rules.loader import load_rules
 from flinktune.rules.ruleset import Rule, RuleSet
-from flinktune.rules.schema import SCOPES, RuleFile
+from flinktune.rules.spec import SCOPES, RuleSpec
 
 __all__ = [
     "SCOPES",
     "Condition",
     "ExampleResult",
     "Rule",
-    "RuleFile",
     "RuleSet",
+    "RuleSpec",
     "evaluate_document",
     "evaluate_items",
     "load_rules",

@@ -9,7 +9,7 @@ import yaml
 
 from flinktune.rules.functions import FUNCTIONS
 from flinktune.rules.ruleset import Rule, RuleSet
-from flinktune.rules.schema import SCOPE_BINDINGS, Example
+from flinktune.rules.spec import SCOPE_BINDINGS, Example
 from flinktune.rules.template import SPECS
 
 
@@ -30,7 +30,7 @@ def rule_data(rule: Rule) -> dict[str, Any]:
         "condition": _one_line(rule.spec.condition),
         "let": {name: _one_line(expr) for name, expr in rule.spec.let.items()},
         "message": _one_line(rule.spec.message),
-        "fix": None if fix is None else fix.model_dump(exclude_none=True),
+        "fix": None if fix is None else fix.as_dict(),
         "references": list(rule.references),
         "source": rule.source,
         "examples": {"pass": len(rule.pass_examples), "fail": len(rule.fail_examples)},

@@ -10,7 +10,7 @@ from flinktune.findings import Finding, Fix, Location
 from flinktune.rules.functions import FUNCTIONS, RuleContext, _entry_for
 from flinktune.rules.lang import Budget, Value, evaluate, to_value, truthy
 from flinktune.rules.ruleset import Rule, RuleSet
-from flinktune.rules.schema import ITEM_SCOPES
+from flinktune.rules.spec import ITEM_SCOPES
 from flinktune.rules.template import format_value
 from flinktune.versions import FlinkVersion
 

@@ -9,7 +9,7 @@ from flinktune.errors import FlinktuneError
 from flinktune.findings import Finding
 from flinktune.rules.engine import evaluate_document, evaluate_items
 from flinktune.rules.ruleset import Rule, RuleSet
-from flinktune.rules.schema import ITEM_SCOPES, Example
+from flinktune.rules.spec import ITEM_SCOPES, Example
 from flinktune.versions import parse_version
 
 _DEFAULT_FILE = {

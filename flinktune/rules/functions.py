@@ -48,6 +48,16 @@ class RuleContext:
 
         return load_catalog()
 
+    @cached_property
+    def effective(self) -> Any:
+        from flinktune.config.effective import EffectiveConfig
+
+        return EffectiveConfig(self.document, self.version, self.catalog)
+
+    def resolve(self, key: str) -> Any:
+        """Which entry (or default) Flink reads for ``key`` (flinktune.config.effective)."""
+        return self.memo(("resolve", key), lambda: self.effective.resolve(key))
+
     def memo(self, key: tuple[str, object], compute: Callable[[], object]) -> object:
         if key not in self._memo:
             self._memo[key] = compute()
@@ -112,8 +122,7 @@ def _convert(family: str, value: object, enum_values: tuple[str, ...] = ()) -> o
     if family == "memory":
         return parse_memory_size(value if isinstance(value, int) else str(value)).bytes
     if family == "duration":
-        if isinstance(value, float):
-            return parse_duration(str(value)).ms
+        # A YAML float (1.5) goes through the text parser, which refuses it as Flink does.
         nanos = parse_duration(value if isinstance(value, int) else str(value)).nanos
         ms = nanos / 1e6
         return int(ms) if ms.is_integer() else ms
@@ -135,25 +144,15 @@ def _convert(family: str, value: object, enum_values: tuple[str, ...] = ()) -> o
 
 
 def _entry_for(ctx: RuleContext, key: str) -> ConfigEntry | None:
-    """The entry Flink reads for ``key``: the key itself, else the first of the option's deprecated
-    and fallback keys that the document sets, in Flink's resolution order (new key first)."""
+    """The entry Flink reads for ``key``: the key itself when the document sets it, else what
+    EffectiveConfig resolves (the option's deprecated and fallback keys, new key first)."""
     if ctx.document is None:
         return None
     entry = ctx.document.get(key)
     if entry is not None:
         return entry
-    spec = _spec(ctx, key)
-    if spec is None:
-        return None
-    order = tuple(getattr(spec, "resolution_order", ()) or ()) or (
-        getattr(spec, "key", key), *getattr(spec, "deprecated_keys", ()), *getattr(spec, "fallback_keys", ()))
-    for candidate in order:
-        if "<" in candidate:
-            continue
-        entry = ctx.document.get(candidate)
-        if entry is not None:
-            return entry
-    return None
+    resolved = ctx.resolve(key).entry
+    return resolved if isinstance(resolved, ConfigEntry) else None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -299,20 +298,17 @@ def _since(ctx: RuleContext, key: object) -> object:
     return _version_text(since)
 
 
-def _suggest(ctx: RuleContext, key: object) -> object:
-    name = _text(key, "key")
-    suggestion = ctx.memo(("suggest", name), lambda: ctx.catalog.suggest(name, ctx.version))
-    if suggestion is None:
-        return None
-    if isinstance(suggestion, list | tuple):
-        return str(suggestion[0]) if suggestion else None
-    return str(suggestion)
-
-
-def _suggestions(ctx: RuleContext, key: object) -> object:
+def _suggestions(ctx: RuleContext, key: object) -> tuple[str, ...]:
     name = _text(key, "key")
     found = ctx.memo(("suggestions", name), lambda: ctx.catalog.suggest(name, ctx.version))
+    if isinstance(found, str):
+        return (found,)
     return tuple(str(k) for k in (found or ()))
+
+
+def _suggest(ctx: RuleContext, key: object) -> object:
+    found = _suggestions(ctx, key)
+    return found[0] if found else None
 
 
 _MAX_DISTANCE_CHARS = 256
@@ -396,18 +392,16 @@ def _config(ctx: RuleContext, key: object) -> object:
     name = _text(key, "key")
 
     def compute() -> object:
-        spec = _spec(ctx, name)
-        if spec is None:
-            # The target version does not read this key (unknown, removed, not yet there).
+        resolved = ctx.resolve(name)
+        spec = resolved.spec
+        if spec is None or resolved.value is None:
+            # The target version does not read this key (unknown, removed, not yet there), or
+            # the option has no default and is not set.
             return None
-        family = _type_family(getattr(spec, "type", None))
-        entry = _entry_for(ctx, name)
-        if entry is not None:
-            try:
-                return _convert(family, entry.value, _enum_values(spec))
-            except FlinktuneError:
-                return None
-        return _default(ctx, name)
+        try:
+            return _convert(_type_family(spec.type), resolved.value, _enum_values(spec))
+        except FlinktuneError:
+            return None  # an unparseable value: FTC010 reports it
 
     return ctx.memo(("config", name), compute)
 

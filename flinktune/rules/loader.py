@@ -2,28 +2,30 @@
 
 from __future__ import annotations
 
+import hashlib
 import importlib.resources
+import json
+import os
+import tempfile
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
-from pydantic import ValidationError
-
+from flinktune import __version__
 from flinktune.errors import ConditionError, RuleError
 from flinktune.rules.functions import FUNCTIONS
 from flinktune.rules.lang import KEYWORDS, Condition, check_constants, check_names, parse
 from flinktune.rules.ruleset import Rule, RuleSet
-from flinktune.rules.schema import SCOPE_BINDINGS, RuleFile, VersionRange
+from flinktune.rules.spec import ITEM_SCOPES, SCOPE_BINDINGS, RuleSpec, VersionRange, spec_from_data
 from flinktune.rules.template import Template, parse_template
 
 BUNDLED_PACKAGE = "flinktune.bundled_rules"
 MAX_RULE_FILE_BYTES = 256 * 1024
 MAX_YAML_NODES = 20_000
-# libyaml when present: loading the bundled rules is on every lint run's path.
-_SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 RULE_SUFFIXES = (".yaml", ".yml")
+CACHE_FILE_NAME = "validated-rules.json"
+MAX_CACHE_ENTRIES = 1000
 
 
 @dataclass(frozen=True)
@@ -67,6 +69,10 @@ def bundled_rule_texts() -> list[RuleText]:
     texts = []
     for name, node in _walk(root, ""):
         texts.append(RuleText(source=f"rules/{name}", data=node.read_bytes(), bundled=True))
+    if not texts:
+        # A broken install must not lint silently with no rules at all.
+        raise RuleError(f"the bundled rules are missing (package {BUNDLED_PACKAGE} has no rule files); "
+                        "reinstall flinktune")
     return texts
 
 
@@ -111,20 +117,29 @@ def _loc(loc: Sequence[object]) -> str:
 def _parse_yaml(text: RuleText) -> tuple[object | None, list[str]]:
     assert text.data is not None
     if len(text.data) > MAX_RULE_FILE_BYTES:
-        return None, [f"{text.source}: rule file is {len(text.data)} bytes (at most {MAX_RULE_FILE_BYTES})"]
+        size = len(text.data)
+        return None, [f"{text.source}: rule file is {size} bytes (at most {MAX_RULE_FILE_BYTES})"]
     try:
         decoded = text.data.decode("utf-8")
     except UnicodeDecodeError as error:
         return None, [f"{text.source}: not UTF-8 text (byte {error.start})"]
     if "\x00" in decoded:
         return None, [f"{text.source}: binary file, not a rule"]
+    import yaml
+
+    # libyaml's safe loader when present (several times faster), else PyYAML's own safe loader.
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     try:
-        data = yaml.load(decoded, Loader=_SAFE_LOADER)
+        data = yaml.load(decoded, Loader=loader)
     except yaml.YAMLError as error:
         mark = getattr(error, "problem_mark", None)
         where = f":{mark.line + 1}" if mark is not None else ""
         problem = getattr(error, "problem", None) or str(error).splitlines()[0]
         return None, [f"{text.source}{where}: invalid YAML: {problem}"]
+    except (ValueError, RecursionError) as error:
+        # Bad tagged scalars (!!int x, !!timestamp 2020-99-99) fail in PyYAML's constructors.
+        problem = "nests too deeply" if isinstance(error, RecursionError) else str(error).splitlines()[0]
+        return None, [f"{text.source}: invalid YAML: {problem}"]
     problem = _shared_or_oversized(data)
     if problem is not None:
         return None, [f"{text.source}: {problem}"]
@@ -181,19 +196,126 @@ def _compile_template(source: str, where: str, text: str | None, names: set[str]
     return template
 
 
-def compile_rule(text: RuleText) -> tuple[Rule | None, list[str]]:
-    """Validate and compile one rule file; returns the rule or the list of its problems."""
-    if text.problem is not None or text.data is None:
-        return None, [f"{text.source}: {text.problem or 'cannot read'}"]
+# ---------------------------------------------------------------------------------------------
+# Validated-data cache: pydantic validates a rule file the first time its exact bytes are seen;
+# later runs rebuild the rule from the cached validated data without importing pydantic.
+
+
+def _salt() -> bytes:
+    # The validation rules themselves are part of the key: editing schema.py or spec.py
+    # (or upgrading flinktune) invalidates every cached entry.
+    here = Path(__file__).resolve().parent
+    parts = [f"flinktune {__version__}".encode()]
+    for name in ("schema.py", "spec.py"):
+        try:
+            parts.append((here / name).read_bytes())
+        except OSError:
+            parts.append(name.encode())
+    return hashlib.sha256(b"\0".join(parts)).digest()
+
+
+def _cache_path() -> Path | None:
+    if os.environ.get("FLINKTUNE_NO_CACHE"):
+        return None
+    base = os.environ.get("FLINKTUNE_CACHE_DIR")
+    if base:
+        return Path(base) / CACHE_FILE_NAME
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    root = Path(xdg) if xdg else Path.home() / ".cache"
+    return root / "flinktune" / CACHE_FILE_NAME
+
+
+class ValidatedCache:
+    """Content hash of a rule file -> its validated data. Best effort: unreadable or unwritable
+    caches are ignored, and only files that validated cleanly are stored."""
+
+    def __init__(self, path: Path | None) -> None:
+        self.path = path
+        self.salt = _salt()
+        self.entries: dict[str, Any] = {}
+        self.used: dict[str, Any] = {}
+        self.dirty = False
+        if path is not None:
+            try:
+                loaded = json.loads(path.read_text(encoding="utf-8"))
+                if isinstance(loaded, dict):
+                    self.entries = loaded
+            except (OSError, ValueError):
+                self.entries = {}
+
+    def digest(self, data: bytes) -> str:
+        return hashlib.sha256(self.salt + data).hexdigest()
+
+    def get(self, digest: str) -> Any:
+        found = self.entries.get(digest)
+        if found is not None:
+            self.used[digest] = found
+        return found
+
+    def put(self, digest: str, data: Any) -> None:
+        self.used[digest] = data
+        self.dirty = True
+
+    def save(self) -> None:
+        if self.path is None or not self.dirty:
+            return
+        merged = dict(self.used)
+        for digest, data in reversed(list(self.entries.items())):
+            if len(merged) >= MAX_CACHE_ENTRIES:
+                break
+            merged.setdefault(digest, data)
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            handle, temp = tempfile.mkstemp(dir=self.path.parent, prefix=".rules-", suffix=".json")
+            with os.fdopen(handle, "w", encoding="utf-8") as out:
+                json.dump(merged, out)
+            os.replace(temp, self.path)
+        except OSError:
+            return
+
+
+def _validate(text: RuleText) -> tuple[dict[str, Any] | None, list[str]]:
+    """Parse and validate with pydantic: the validated data, or every problem found."""
     data, problems = _parse_yaml(text)
     if problems:
         return None, problems
     if not isinstance(data, dict):
         return None, [f"{text.source}: a rule file must be a YAML mapping of fields"]
+    from pydantic import ValidationError
+
+    from flinktune.rules.schema import RuleFile
+
     try:
-        spec = RuleFile.model_validate(data)
+        model = RuleFile.model_validate(data)
     except ValidationError as error:
         return None, [f"{text.source}: {_loc(e['loc'])}: {e['msg']}" for e in error.errors()]
+    return model.model_dump(by_alias=True), []
+
+
+def compile_rule(text: RuleText, cache: ValidatedCache | None = None) -> tuple[Rule | None, list[str]]:
+    """Validate and compile one rule file; returns the rule or the list of its problems."""
+    if text.problem is not None or text.data is None:
+        return None, [f"{text.source}: {text.problem or 'cannot read'}"]
+    digest = cache.digest(text.data) if cache is not None else ""
+    validated = cache.get(digest) if cache is not None else None
+    fresh = validated is None
+    if validated is None:
+        validated, problems = _validate(text)
+        if validated is None:
+            return None, problems
+    spec = spec_from_data(validated)
+    rule, problems = _compile(spec, text)
+    if rule is not None and fresh and cache is not None:
+        try:
+            json.dumps(validated)
+        except (TypeError, ValueError):
+            return rule, []  # e.g. a YAML timestamp in an example: fine, just not cacheable
+        cache.put(digest, validated)
+    return rule, problems
+
+
+def _compile(spec: RuleSpec, text: RuleText) -> tuple[Rule | None, list[str]]:
+    problems: list[str] = []
     bindings = set(SCOPE_BINDINGS[spec.scope])
     # Functions live in their own namespace (only ever called), so a let may share a function's name.
     clashes = sorted((set(spec.let) & bindings) | (set(spec.let) & KEYWORDS))
@@ -218,8 +340,8 @@ def compile_rule(text: RuleText) -> tuple[Rule | None, list[str]]:
         fix_new = _compile_template(text.source, "fix.new_key", spec.fix.new_key, all_names, problems)
         if fix_key is not None:
             fix_templates = (fix_key, fix_value, fix_new)
-    if spec.scope in ("vertex", "subtask"):
-        for i, example in enumerate([*spec.examples.pass_, *spec.examples.fail]):
+    if spec.scope in ITEM_SCOPES:
+        for i, example in enumerate([*spec.pass_examples, *spec.fail_examples]):
             if example.config is not None and not isinstance(example.config, dict):
                 problems.append(f"{text.source}: examples[{i}]: item-scope examples give items, "
                                 "not a config text")
@@ -235,11 +357,13 @@ def build_ruleset(texts: Iterable[RuleText]) -> RuleSet:
     """Compile every text; raise one RuleError carrying every problem in every file."""
     rules: list[Rule] = []
     problems: list[str] = []
+    cache = ValidatedCache(_cache_path())
     for text in texts:
-        rule, found = compile_rule(text)
+        rule, found = compile_rule(text, cache)
         problems.extend(found)
         if rule is not None:
             rules.append(rule)
+    cache.save()
     seen_codes: dict[str, str] = {}
     seen_names: dict[str, str] = {}
     for rule in rules:

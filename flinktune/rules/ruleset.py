@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from flinktune.findings import Severity
 from flinktune.rules.lang import Condition
-from flinktune.rules.schema import Example, FixSpec, RuleFile, VersionRange
+from flinktune.rules.spec import Example, FixSpec, RuleSpec, VersionRange
 from flinktune.rules.template import Template
 from flinktune.versions import FlinkVersion
 
@@ -16,7 +16,7 @@ from flinktune.versions import FlinkVersion
 class Rule:
     """One rule file, validated and compiled (condition, let-expressions and templates parsed)."""
 
-    spec: RuleFile
+    spec: RuleSpec
     source: str                                   # where it was loaded from (for messages)
     condition: Condition
     lets: tuple[tuple[str, Condition], ...]
@@ -73,11 +73,11 @@ class Rule:
 
     @property
     def pass_examples(self) -> tuple[Example, ...]:
-        return tuple(self.spec.examples.pass_)
+        return self.spec.pass_examples
 
     @property
     def fail_examples(self) -> tuple[Example, ...]:
-        return tuple(self.spec.examples.fail)
+        return self.spec.fail_examples
 
     def applies_to(self, version: FlinkVersion) -> bool:
         return self.version_range.contains(version)

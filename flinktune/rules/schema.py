@@ -1,42 +1,32 @@
-"""The shape of a rule file, validated by pydantic with unknown fields rejected."""
+"""The shape of a rule file, validated by pydantic with unknown fields rejected.
+
+Only the loader imports this module, and only for rule files it has not validated before
+(see ``loader``'s cache): the lint path stays free of pydantic's import cost.
+"""
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from flinktune.errors import UsageError
-from flinktune.versions import FlinkVersion, parse_version
+from flinktune.rules.spec import VersionRange
+from flinktune.versions import parse_version
 
 CODE_PATTERN = r"^FT[A-Z][0-9]{3}$"
 NAME_PATTERN = r"^[a-z][a-z0-9]*(-[a-z0-9]+)*$"
 LET_NAME = re.compile(r"^[a-z][a-z0-9_]*$")
 
 Scope = Literal["config", "key", "issue", "vertex", "subtask"]
-SCOPES: tuple[str, ...] = ("config", "key", "issue", "vertex", "subtask")
-DOCUMENT_SCOPES: tuple[str, ...] = ("config", "key", "issue")
-ITEM_SCOPES: tuple[str, ...] = ("vertex", "subtask")
-
-# Names each scope binds (besides let-names). Documented in docs/rules.md.
-SCOPE_BINDINGS: dict[str, tuple[str, ...]] = {
-    "config": ("version", "env", "doc"),
-    "key": ("version", "env", "doc", "key", "value", "raw", "line"),
-    "issue": ("version", "env", "doc", "issue"),
-    "vertex": ("version", "env", "item"),
-    "subtask": ("version", "env", "item"),
-}
-
-_FORMATS = ("flink-conf.yaml", "config.yaml", "FlinkDeployment", "ConfigMap")
 
 
 class _Frozen(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
-class FixSpec(_Frozen):
+class FixModel(_Frozen):
     """The config change as data; ``key``, ``value`` and ``new_key`` are templates."""
 
     action: Literal["set", "delete", "rename"]
@@ -46,7 +36,7 @@ class FixSpec(_Frozen):
     safe: bool = False
 
     @model_validator(mode="after")
-    def _shape(self) -> FixSpec:
+    def _shape(self) -> FixModel:
         if self.action == "set" and self.value is None:
             raise ValueError("a 'set' fix needs a value")
         if self.action == "rename" and not self.new_key:
@@ -61,7 +51,7 @@ class FixSpec(_Frozen):
         return self
 
 
-class Example(_Frozen):
+class ExampleModel(_Frozen):
     """One input a rule must (fail) or must not (pass) report on."""
 
     version: str = "1.20"
@@ -92,11 +82,11 @@ class Example(_Frozen):
         return value
 
 
-class Examples(_Frozen):
+class ExamplesModel(_Frozen):
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
 
-    pass_: list[Example] = Field(alias="pass", min_length=1)
-    fail: list[Example] = Field(min_length=1)
+    pass_: list[ExampleModel] = Field(alias="pass", min_length=1)
+    fail: list[ExampleModel] = Field(min_length=1)
 
 
 class RuleFile(_Frozen):
@@ -112,9 +102,9 @@ class RuleFile(_Frozen):
     message: str = Field(min_length=1, max_length=2000)
     why: str = Field(min_length=1, max_length=4000)
     at: str | None = None             # template: the key a config-scope finding points at
-    fix: FixSpec | None = None
+    fix: FixModel | None = None
     references: list[str] = Field(min_length=1)
-    examples: Examples
+    examples: ExamplesModel
 
     @field_validator("versions")
     @classmethod
@@ -131,40 +121,3 @@ class RuleFile(_Frozen):
             if not LET_NAME.match(name):
                 raise ValueError(f"let-name '{name}' must be lower-case letters, digits and '_'")
         return value
-
-
-# ---------------------------------------------------------------------------------------------
-# Version ranges: ">=1.13,<2.0", "==2.0", "*"
-
-_CLAUSE = re.compile(r"^(>=|<=|==|!=|>|<)?\s*([0-9]+)(?:\.([0-9]+))?$")
-
-
-@dataclass(frozen=True)
-class VersionRange:
-    text: str
-    clauses: tuple[tuple[str, FlinkVersion], ...]
-
-    @classmethod
-    def parse(cls, text: str) -> VersionRange:
-        stripped = text.strip()
-        if stripped in ("", "*", "all"):
-            return cls(text, ())
-        clauses: list[tuple[str, FlinkVersion]] = []
-        for part in stripped.split(","):
-            match = _CLAUSE.match(part.strip())
-            if match is None:
-                raise ValueError(f"version clause '{part.strip()}' is not like '>=1.17' or '<2.0'")
-            op = match.group(1) or "=="
-            version = FlinkVersion(int(match.group(2)), int(match.group(3) or 0))
-            clauses.append((op, version))
-        return cls(text, tuple(clauses))
-
-    def contains(self, version: FlinkVersion) -> bool:
-        for op, bound in self.clauses:
-            ok = {
-                ">=": version >= bound, "<=": version <= bound, ">": version > bound,
-                "<": version < bound, "==": version == bound, "!=": version != bound,
-            }[op]
-            if not ok:
-                return False
-        return True

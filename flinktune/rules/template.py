@@ -7,6 +7,7 @@ optional format spec from a fixed list. ``{{`` and ``}}`` are literal braces.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -133,7 +134,8 @@ def format_value(value: object, spec: str = "") -> str:
     if value is None or spec in ("", "list"):
         return _plain(value)
     is_number = isinstance(value, int | float) and not isinstance(value, bool)
-    if not is_number:
+    # inf/NaN (a config may say .inf) have no whole-number form: print them as they are.
+    if not is_number or (isinstance(value, float) and not math.isfinite(value)):
         return _plain(value)
     if spec == "memory":
         return readable_memory(value)  # type: ignore[arg-type]

@@ -83,12 +83,13 @@ class Subpartition:
         head.ri = len(head.recs)
         head.read = end
         head.refs += 1
+        if not queue or len(queue) == 1:
+            # PipelinedSubpartition.pollBuffer: reading the last buffer drains every flushed byte
+            self.flush_req = False
         if head.finished:
             queue.popleft()
             head.popped = True
             self.nfinished -= 1
-        else:
-            self.flush_req = False  # drained everything written so far
         return Slice(head, end - start, recs, None, self.channel)
 
     def release(self, buf: Buf) -> None:
@@ -167,6 +168,8 @@ class ResultPartition:
             # everything was already flushed: nothing left to hand on, the buffer goes back
             if sub.queue and sub.queue[0] is cur:
                 sub.queue.popleft()
+            if not sub.queue:
+                sub.flush_req = False
             cur.popped = True
             if cur.refs == 0:
                 self.recycle(sub)

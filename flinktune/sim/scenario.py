@@ -100,7 +100,8 @@ class NetworkSpec(_Strict):
     segment_size: Bytes = 32768
     buffers_per_channel: int = Field(2, ge=0, le=10_000)
     floating_buffers_per_gate: int = Field(8, ge=0, le=100_000)
-    max_buffers_per_channel: int = Field(10, ge=1, le=100_000)
+    # 1 would leave an operator no buffer to write with once every channel holds its current one
+    max_buffers_per_channel: int = Field(10, ge=2, le=100_000)
     buffer_timeout: Timeout = 0.1
     credit_based: bool = True
     # Without credits the sender puts at most this much on one TCP connection (Netty's watermark).
@@ -317,6 +318,11 @@ def scenario_from_text(text: str, file: str = "<scenario>") -> Scenario:
         mark = getattr(error, "problem_mark", None)
         raise ScenarioError(f"not valid YAML: {getattr(error, 'problem', None) or error}", file=file,
                             line=mark.line + 1 if mark is not None else None) from None
+    except (ValueError, RecursionError) as error:
+        # PyYAML's constructors raise ValueError on bad tagged scalars (!!int x, !!timestamp
+        # 2020-99-99, over-long integers); its composer recurses once per nesting level.
+        problem = "nests too deeply" if isinstance(error, RecursionError) else str(error).splitlines()[0]
+        raise ScenarioError(f"not valid YAML: {problem}", file=file) from None
     if not isinstance(data, dict):
         raise ScenarioError("a scenario is a YAML mapping (name, job, ...)", file=file, line=1)
     try:

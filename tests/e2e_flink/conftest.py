@@ -21,6 +21,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.error
 import urllib.request
@@ -67,9 +68,12 @@ def free_port() -> int:
 
 
 def yaml_lines(config: dict[str, Any]) -> str:
-    # Flat keys are valid in Flink's standard config.yaml; values are JSON scalars, which YAML reads.
-    return "".join(f"{key}: {json.dumps(value) if not isinstance(value, str) else json.dumps(value)}\n"
-                   for key, value in config.items())
+    """Flat keys with plain values, as a user writes them (valid in both of Flink's config formats)."""
+    def plain(value: Any) -> str:
+        if isinstance(value, bool):
+            return "true" if value else "false"
+        return str(value)
+    return "".join(f"{key}: {plain(value)}\n" for key, value in config.items())
 
 
 def _stop(proc: subprocess.Popen[bytes], grace_s: float = 20.0) -> None:
@@ -127,6 +131,7 @@ class FlinkCluster:
         self.jobmanager: subprocess.Popen[bytes] | None = None
         self.taskmanagers: list[subprocess.Popen[bytes]] = []
         self.tm_config: dict[str, Any] | None = None
+        self.tm_config_file: Path | None = None  # the config.yaml the running TaskManagers read
         (work / "tmp").mkdir(parents=True, exist_ok=True)
 
     def _dist_java_opts(self) -> str:
@@ -179,6 +184,7 @@ class FlinkCluster:
         tag = uuid.uuid4().hex[:6]
         self.taskmanagers = [self._start("taskmanager.sh", f"taskmanager-{tag}-{i}", config) for i in range(count)]
         self.tm_config = config
+        self.tm_config_file = self.work / "conf" / f"taskmanager-{tag}-0" / "config.yaml"
         slots = int(config["taskmanager.numberOfTaskSlots"])
         self._wait(lambda: self._free_slots() == count * slots, 180, f"{count} TaskManagers with {slots} slots",
                    self.taskmanagers)
@@ -288,8 +294,21 @@ def flink_home() -> Path:
 
 
 @pytest.fixture(scope="session")
-def job_jar(flink_home: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    build = tmp_path_factory.mktemp("job-build")
+def e2e_dir(flink_home: Path) -> Iterator[Path]:
+    """Our own scratch folder (not pytest's basetemp, which concurrent pytest runs prune)."""
+    path = Path(tempfile.mkdtemp(prefix="flinktune-e2e-"))
+    try:
+        yield path
+    finally:
+        if os.environ.get("FLINKTUNE_E2E_KEEP"):
+            print(f"real-Flink test files kept in {path}")
+        else:
+            shutil.rmtree(path, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def job_jar(flink_home: Path, e2e_dir: Path) -> Path:
+    build = e2e_dir / "job-build"
     dist = next((flink_home / "lib").glob("flink-dist-*.jar"))
     subprocess.run(["javac", "-nowarn", "-cp", str(dist), "-d", str(build / "classes"),
                     *map(str, sorted(JOB_SOURCES.glob("*.java")))], check=True, capture_output=True)
@@ -299,8 +318,8 @@ def job_jar(flink_home: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="session")
-def flink_cluster(flink_home: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[FlinkCluster]:
-    work = Path(tmp_path_factory.mktemp("flink-cluster"))
+def flink_cluster(flink_home: Path, e2e_dir: Path) -> Iterator[FlinkCluster]:
+    work = e2e_dir / "cluster"
     cluster = FlinkCluster(flink_home, work)
     try:
         cluster.start_jobmanager()

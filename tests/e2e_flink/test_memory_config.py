@@ -102,8 +102,8 @@ def _flink_says(home: Path, work: Path, config: dict[str, str]) -> tuple[dict[st
 
 
 @pytest.fixture(scope="module")
-def flink_answers(flink_home: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple]:
-    base = tmp_path_factory.mktemp("bash-java-utils")
+def flink_answers(flink_home: Path, e2e_dir: Path) -> dict[str, tuple]:
+    base = e2e_dir / "bash-java-utils"
     with ThreadPoolExecutor(max_workers=2) as pool:
         futures = {name: pool.submit(_flink_says, flink_home, base / f"c{i}", config)
                    for i, (name, config) in enumerate(CONFIGS.items())}

@@ -82,20 +82,20 @@ def _run_scenario(cluster, jar_id, cli, tmp: Path, scenario: str, **job_args) ->
 
 
 @pytest.fixture(scope="module")
-def healthy(flink_cluster, jar_id, flinktune_cli, tmp_path_factory) -> Dump:
-    return _run_scenario(flink_cluster, jar_id, flinktune_cli, tmp_path_factory.mktemp("dumps"), "healthy",
+def healthy(flink_cluster, jar_id, flinktune_cli, e2e_dir) -> Dump:
+    return _run_scenario(flink_cluster, jar_id, flinktune_cli, e2e_dir / "dumps", "healthy",
                          rate=400)
 
 
 @pytest.fixture(scope="module")
-def slow_sink(flink_cluster, jar_id, flinktune_cli, tmp_path_factory) -> Dump:
-    return _run_scenario(flink_cluster, jar_id, flinktune_cli, tmp_path_factory.mktemp("dumps"), "slow-sink",
+def slow_sink(flink_cluster, jar_id, flinktune_cli, e2e_dir) -> Dump:
+    return _run_scenario(flink_cluster, jar_id, flinktune_cli, e2e_dir / "dumps", "slow-sink",
                          rate=20000, sink_pause_us=1000)
 
 
 @pytest.fixture(scope="module")
-def skew(flink_cluster, jar_id, flinktune_cli, tmp_path_factory) -> Dump:
-    return _run_scenario(flink_cluster, jar_id, flinktune_cli, tmp_path_factory.mktemp("dumps"), "skew",
+def skew(flink_cluster, jar_id, flinktune_cli, e2e_dir) -> Dump:
+    return _run_scenario(flink_cluster, jar_id, flinktune_cli, e2e_dir / "dumps", "skew",
                          rate=4000, agg_pause_us=1000, hot_fraction=0.9)
 
 

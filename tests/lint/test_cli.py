@@ -348,3 +348,32 @@ def test_parallelism_and_slots_override_the_file(tmp_path: Path) -> None:
     assert (f"{conf}: warning FTZ904 [test-env-parallelism] parallelism 300 with 8 slots on 3 TaskManager(s)"
             in result.stdout)
     assert run(*ISOLATE, "--parallelism", "0", str(conf)).exit_code == 2
+
+
+def test_fix_in_a_multi_document_manifest(tmp_path: Path) -> None:
+    second = DEPLOYMENT.replace("name: demo", "name: other").replace(
+        '    taskmanager.numberOfTaskSlots: "2"\n', '    gone.key: "1"\n    old.key: "2"\n')
+    first = DEPLOYMENT.replace('    taskmanager.numberOfTaskSlots: "2"\n',
+                               '    old.key: "1"\n    taskmanager.numberOfTaskSlots: "2"\n')
+    manifest = _write(tmp_path / "deploy.yaml", first + "---\n" + second)
+    result = run(*ISOLATE, "--fix", "--format", "json", str(manifest))
+    text = manifest.read_text(encoding="utf-8")
+    assert text.count("new.key:") == 2 and "old.key" not in text and "gone.key" not in text
+    assert text.count("name: demo") == 1 and text.count("name: other") == 1
+    doc = json.loads(result.stdout)
+    assert sorted(f["description"] for f in doc["fixes"]) == [
+        "deleted gone.key", "renamed old.key to new.key", "renamed old.key to new.key"]
+    assert doc["findings"] == [] and result.exit_code == 0
+
+
+def test_invalid_rule_folder_lists_every_problem(tmp_path: Path) -> None:
+    rules = tmp_path / "my-rules"
+    _write(rules / "bad.yaml", "code: FTZ1\nname: Bad Name\n")
+    conf = _write(tmp_path / "flink-conf.yaml", "a.b: 1\n")
+    result = run("--no-bundled-rules", "--rules", str(rules), str(conf))
+    assert result.exit_code == 2 and "Traceback" not in result.output
+    lines = result.stderr.splitlines()
+    pattern = "String should match pattern '^FT[A-Z][0-9]{3}$'"
+    assert f"flinktune: error: {rules / 'bad.yaml'}: code: {pattern}" in lines
+    assert any("severity: Field required" in line for line in lines)
+    assert lines[-1].startswith("flinktune: error: ") and "problems in rule files" in lines[-1]

@@ -133,7 +133,7 @@ def test_network_too_small_uses_env_parallelism_and_slots() -> None:
     found = [f for f in evaluate_document(RULES, doc, V120, env={"parallelism": 200, "slots": 8})
              if f.code == "FTC030"]
     assert len(found) == 1
-    assert "parallelism 200" in found[0].message and "8 slot(s)" in found[0].message
+    assert "parallelism 200" in found[0].message and "8 of its 8 slot(s)" in found[0].message
     assert "4096 buffers" in found[0].message
     assert found[0].fix is not None and found[0].fix.key == "taskmanager.memory.network.min"
     assert dict(found[0].evidence)["required"] == str(8 * 602)

@@ -187,3 +187,11 @@ def test_bundled_rules_are_read_through_the_package() -> None:
     texts = bundled_rule_texts()
     assert texts and all(t.source.startswith("rules/") for t in texts)
     assert len(build_ruleset(texts)) == len(texts)
+
+
+def test_missing_bundled_rules_are_an_error(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from flinktune.rules import loader
+
+    monkeypatch.setattr(loader, "_bundled_root", lambda: tmp_path)
+    with pytest.raises(RuleError, match="bundled rules are missing"):
+        load_rules()

@@ -1,0 +1,8 @@
+"""Layer 4: recommend a coherent, version-aware set of network-stack config changes."""
+
+from __future__ import annotations
+
+from flinktune.advise.engine import Change, Effect, Recommendation, recommend
+from flinktune.advise.environment import Environment, load_profile, parse_parameters
+
+__all__ = ["Change", "Effect", "Environment", "Recommendation", "load_profile", "parse_parameters", "recommend"]

@@ -1,0 +1,899 @@
+"""``recommend``: from a config, the environment and (optionally) measurements to a coherent set of
+config changes, each with its reason and its effect in model numbers.
+
+The steps run in a fixed order on a working copy of the file's values; every later step sees the
+earlier steps' values, and the network memory is sized last, for the buffer settings actually
+recommended. Each decision accepts the current value inside a tolerance band and proposes a value
+well inside that band, so running ``recommend`` on its own output proposes nothing more.
+
+Flink facts used here (flink-facts.md; sources in the comments there):
+- buffers-per-channel / floating-buffers-per-gate / max-overdraft / sort-shuffle.min-parallelism
+  exist in 1.x only; 2.0 hard-codes 2 / 8 / 20 / 1 (NettyShuffleEnvironmentConfiguration @2.0).
+- buffers for a target rate: ``throughput * round trip / segment`` (docs: network_mem_tuning).
+- buffer timeout: ``execution.buffer-timeout`` up to 1.17; ``.interval`` / ``.enabled`` from 1.18.
+- debloating 1.14+; poor with several inputs / unions of different rates; with parallelism above
+  ~200 the docs ask for floating buffers >= parallelism (network_mem_tuning @1.15+).
+- hash blocking shuffle needs one buffer per subpartition (FLIP-148); sort-merge is the default
+  from 1.15 (min-parallelism 1), opt-in before; min-buffers >= 2048 in production; its read
+  memory comes out of framework off-heap (batch_shuffle docs, TaskManagerOptions).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from flinktune.advise.deployment import DeploymentSpec, deployment_spec
+from flinktune.advise.environment import DEFAULT_BANDWIDTH_BYTES_PER_S, DEFAULT_RTT_S, Environment
+from flinktune.advise.measured import NOT_NETWORK, Measured
+from flinktune.advise.state import (
+    DEBLOAT_DEFAULT_TARGET_S,
+    KEY_DEBLOAT,
+    KEY_DEBLOAT_TARGET,
+    KEY_FLINK,
+    KEY_FRAMEWORK_OFF_HEAP,
+    KEY_LEGACY_BUFFERS,
+    KEY_NET_FRACTION,
+    KEY_NET_MAX,
+    KEY_NET_MIN,
+    KEY_PARALLELISM,
+    KEY_PROCESS,
+    KEY_READ,
+    KEY_RUNTIME_MODE,
+    KEY_SEGMENT,
+    KEY_SLOTS,
+    KEY_TIMEOUT_ENABLED,
+    KEY_TIMEOUT_INTERVAL,
+    KEY_TIMEOUT_OLD,
+    METRICS,
+    V1_14,
+    V1_16,
+    V1_18,
+    V2_0,
+    ConfigState,
+    Job,
+)
+from flinktune.config.catalog import Catalog, load_catalog
+from flinktune.config.types import ConfigDocument, ConfigFormat, ConfigValue
+from flinktune.config.writer import Edit, apply_edits
+from flinktune.errors import FlinktuneError, ModelInputError
+from flinktune.model import buffers as mb
+from flinktune.model.blocking import default_batch_shuffle_read_bytes, hash_shuffle_min_bytes
+from flinktune.units import format_duration, format_memory, parse_memory_size
+from flinktune.versions import FlinkVersion
+
+MIB = 1024**2
+V1_15 = FlinkVersion(1, 15)
+
+# Tolerance bands (idempotency): accept what is within the band, propose what is well inside it.
+NETWORK_ACCEPT = 1.10            # current network buffers >= 1.10 x required: fine
+NETWORK_MARGIN = 1.25            # proposed: >= 1.25 x required (and >= what the pools want, streaming)
+THROUGHPUT_HEADROOM = 1.5        # credits for 1.5 x the measured/assumed per-channel rate
+MAX_BPC = 16                     # beyond this, bigger segments are the better lever
+MAX_SEGMENT = 256 * 1024
+LARGE_BATCH_PARALLELISM = 100
+HUGE_BATCH_PARALLELISM = 1000
+SORT_MIN_BUFFERS_PRODUCTION = 2048   # NettyShuffleEnvironmentOptions description: >= 2048 in production
+BATCH_FLOATING = 4096               # batch_shuffle docs' example with buffers-per-channel 0
+DEBLOAT_HIGH_PARALLELISM = 200
+HEAP_FLOOR_PER_SLOT = 128 * MIB
+NICE_TIMEOUTS_MS = (1, 2, 5, 10, 20, 50, 100)
+MIN_SEGMENT_DEFAULT = 256            # taskmanager.memory.min-segment-size, 1.15+ (1 kb in 1.14)
+
+# Network-stack keys this advisor owns: removed ones are deleted with an explanation.
+OWNED_PREFIXES = ("taskmanager.network.", "taskmanager.memory.segment-size", "taskmanager.memory.network.",
+                  "execution.buffer-timeout", "taskmanager.net.")
+
+
+@dataclass(frozen=True)
+class Effect:
+    name: str
+    label: str
+    unit: str
+    before: float | None
+    after: float | None
+
+
+@dataclass(frozen=True)
+class Change:
+    key: str
+    action: str                      # set | delete | rename | manual (outside what the writer edits)
+    current: str | None              # as written (None: not set)
+    default: str | None              # what Flink uses when the key is not set
+    recommended: str | None          # None for delete
+    why: str
+    new_key: str | None = None
+    line: int | None = None
+    effects: tuple[Effect, ...] = ()
+    metrics: tuple[str, ...] = field(default=(), repr=False)
+
+    @property
+    def shown_key(self) -> str:
+        return self.new_key if self.action == "rename" and self.new_key else self.key
+
+    def edit(self) -> Edit | None:
+        if self.action == "set":
+            return Edit("set", self.key, self.recommended)
+        if self.action == "delete":
+            return Edit("delete", self.key)
+        if self.action == "rename":
+            return Edit("rename", self.key, self.recommended, self.new_key)
+        return None
+
+
+@dataclass(frozen=True)
+class Recommendation:
+    path: str
+    format: ConfigFormat
+    name: str | None
+    version: FlinkVersion
+    job: Job
+    environment: Environment
+    changes: tuple[Change, ...]
+    notes: tuple[str, ...]
+    measured: Measured | None
+    before: dict[str, float | None]
+    after: dict[str, float | None]
+    demand_assumption: str
+    original_fit: mb.NetworkFit | None
+    original_memory_error: str | None
+    final_fit: mb.NetworkFit | None
+    final_memory_error: str | None
+    original_text: str
+    new_text: str
+    assumptions: tuple[str, ...] = ()
+
+    @property
+    def edits(self) -> list[Edit]:
+        return [e for e in (c.edit() for c in self.changes) if e is not None]
+
+    @property
+    def manual(self) -> tuple[Change, ...]:
+        return tuple(c for c in self.changes if c.action == "manual")
+
+
+# ---------------------------------------------------------------------------------------------
+# Helpers
+
+
+def _mb_text(num_bytes: int) -> str:
+    return format_memory(num_bytes)
+
+
+def _round_up_mib(num_bytes: float) -> int:
+    return int(math.ceil(num_bytes / MIB)) * MIB
+
+
+def _next_pow2(n: float) -> int:
+    return 1 << max(12, math.ceil(math.log2(max(n, 1))))
+
+
+def _ms_text(seconds: float) -> str:
+    return format_duration(round(seconds * 1e9))
+
+
+def _nice_timeout_s(limit_s: float) -> float:
+    """The largest 'round' flush interval not above ``limit_s`` (0 = flush every record)."""
+    best = 0.0
+    for ms in NICE_TIMEOUTS_MS:
+        if ms / 1000 <= limit_s + 1e-12:
+            best = ms / 1000
+    return best
+
+
+def _raw(value: ConfigValue) -> str | None:
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def _rate_text(bytes_per_s: float) -> str:
+    for unit, size in (("GB/s", 1e9), ("MB/s", 1e6), ("kB/s", 1e3)):
+        if bytes_per_s >= size:
+            return f"{bytes_per_s / size:.3g} {unit}"
+    return f"{bytes_per_s:.3g} B/s"
+
+
+# ---------------------------------------------------------------------------------------------
+# The planner
+
+
+class _Planner:
+    def __init__(self, document: ConfigDocument, version: FlinkVersion, catalog: Catalog, job: Job,
+                 overlay: dict[str, ConfigValue], spec: DeploymentSpec, measured: Measured | None) -> None:
+        self.document = document
+        self.version = version
+        self.catalog = catalog
+        self.job = job
+        self.overlay = dict(overlay)
+        self.spec = spec
+        self.measured = measured
+        self.values: dict[str, ConfigValue] = dict(document.values())
+        self.changes: list[Change] = []
+        self.states: list[ConfigState] = [self.state()]
+        self.notes: list[str] = []
+
+    # ------------------------------------------------------------------ state
+
+    def state(self) -> ConfigState:
+        return ConfigState(dict(self.values), self.version, self.catalog, self.job, self.document.path,
+                           self.document.format, dict(self.overlay), self.document)
+
+    @property
+    def current(self) -> ConfigState:
+        return self.states[-1]
+
+    def exists(self, key: str) -> bool:
+        return self.catalog.lookup(key, self.version).kind == "option"
+
+    def _line(self, key: str) -> int | None:
+        entry = self.document.get(key)
+        return entry.line if entry is not None and entry.line > 0 else None
+
+    def _default(self, key: str) -> str | None:
+        spec = self.catalog.spec(key, self.version)
+        return None if spec is None or spec.default is None else str(spec.default)
+
+    def _aliases_set(self, canonical: str) -> list[str]:
+        found = []
+        for key in self.values:
+            if key == canonical:
+                continue
+            status = self.catalog.lookup(key, self.version)
+            if canonical in (status.replacement, status.canonical_key):
+                found.append(key)
+        return found
+
+    def add(self, change: Change) -> None:
+        if change.action == "set":
+            self.values[change.key] = change.recommended
+        elif change.action == "delete":
+            self.values.pop(change.key, None)
+        elif change.action == "rename":
+            assert change.new_key is not None
+            old = self.values.pop(change.key, None)
+            self.values[change.new_key] = change.recommended if change.recommended is not None else old
+        self.changes.append(change)
+        self.states.append(self.state())
+
+    def set_option(self, key: str, value: str, why: str, metrics: tuple[str, ...]) -> None:
+        """Set ``key`` (a current option of the version); an old alias in the file is renamed."""
+        if not self.exists(key):
+            self.notes.append(f"(internal) {key} does not exist in Flink {self.version}; not proposed")
+            return
+        aliases = self._aliases_set(key)
+        if key not in self.values and aliases:
+            alias = aliases[-1]
+            self.add(Change(alias, "rename", _raw(self.values.get(alias)), self._default(key), value,
+                            why + f" ({alias} is the deprecated name of {key})", new_key=key,
+                            line=self._line(alias), metrics=metrics))
+            return
+        self.add(Change(key, "set", _raw(self.values.get(key)), self._default(key), value, why,
+                        line=self._line(key), metrics=metrics))
+
+    def delete(self, key: str, why: str, metrics: tuple[str, ...] = ()) -> None:
+        if key not in self.values:
+            return
+        self.add(Change(key, "delete", _raw(self.values.get(key)), None, None, why, line=self._line(key),
+                        metrics=metrics))
+
+    # ------------------------------------------------------------------ steps
+
+    def removed_keys(self) -> None:
+        """Network keys the target version no longer reads: delete them and say what replaced them."""
+        for key in list(self.values):
+            if not key.startswith(OWNED_PREFIXES):
+                continue
+            status = self.catalog.lookup(key, self.version)
+            if status.kind != "removed":
+                continue
+            fixed = mb.FIXED_IN_2X.get(key)
+            what = (f"Flink {self.version} hard-codes it to {fixed}" if fixed is not None
+                    else "Flink ignores it")
+            self.delete(key, f"removed in Flink {status.removed_in or '2.0'}: {what}, so the line only "
+                             "misleads; the levers that remain are network memory, segment size, buffer "
+                             "timeout and buffer debloating")
+
+    def legacy_memory(self) -> None:
+        """``taskmanager.heap.size`` (pre-1.10) is what the memory model cannot size: map it."""
+        if self.version >= V2_0 or "taskmanager.heap.size" not in self.values:
+            return
+        _memory, error = self.current.memory_or_error()
+        if error is None or "need to be configured explicitly" not in error:
+            return
+        self.add(Change("taskmanager.heap.size", "rename", _raw(self.values["taskmanager.heap.size"]), None,
+                        _raw(self.values["taskmanager.heap.size"]),
+                        "pre-1.10 key: a standalone cluster reads it as the total Flink memory "
+                        "(FLIP-49 legacy mapping; YARN/Kubernetes read it as the process size, check "
+                        "which you run); without a size Flink refuses to start the TaskManager",
+                        new_key=KEY_FLINK, line=self._line("taskmanager.heap.size"),
+                        metrics=("network_available_bytes", "task_heap_bytes")))
+
+    def legacy_buffers(self) -> None:
+        if KEY_LEGACY_BUFFERS not in self.values or self.version >= V2_0:
+            return
+        if any(self.current.is_set(k) for k in (KEY_NET_MIN, KEY_NET_MAX, KEY_NET_FRACTION)):
+            self.delete(KEY_LEGACY_BUFFERS, "ignored: network memory fraction/min/max are set, so Flink logs "
+                        "'Ignoring old (but still present) network buffer configuration'; the key is "
+                        "deprecated and gone in 2.0")
+
+    def credits(self) -> None:
+        """buffers-per-channel / floating-buffers-per-gate (1.x) or segment size (2.x) for the rate."""
+        job = self.job
+        if job.workload != "streaming":
+            return
+        if self.measured is not None and self.measured.not_network:
+            return
+        remote = job.remote_channels_per_taskmanager
+        if remote == 0:
+            self.notes.append("All subtasks share one TaskManager: every channel is local and needs no "
+                              "credits; buffer counts do not limit throughput.")
+            return
+        state = self.current
+        settings = state.settings
+        seg = state.segment_bytes
+        share = job.bandwidth_bytes_per_s / remote
+        offered = job.channel_offered_bytes_per_s
+        if offered is not None:
+            want = min(offered * THROUGHPUT_HEADROOM, share)
+            basis = (f"{_rate_text(offered)} offered per channel (x{THROUGHPUT_HEADROOM} headroom, at most the "
+                     f"NIC share {_rate_text(share)})")
+        else:
+            want = share
+            basis = (f"the NIC share per channel: {_rate_text(job.bandwidth_bytes_per_s)} over {remote} remote "
+                     f"channels = {_rate_text(share)} (no rate given)")
+        need = self._credits_for(want, seg)
+        metrics = ("channel_ceiling_bytes_per_s", "channel_throughput_bytes_per_s", "gate_inflight_bytes",
+                   "drain_time_s", "network_needed_bytes")
+        if state.version < V2_0:
+            if need > MAX_BPC:
+                new_seg = min(MAX_SEGMENT, _next_pow2(want * job.rtt_s / MAX_BPC))
+                if new_seg > seg:
+                    self.set_option(KEY_SEGMENT, _mb_text(new_seg),
+                                    f"{basis} x rtt {job.rtt_s * 1000:g} ms needs {need} buffers of "
+                                    f"{_mb_text(seg)} per channel; larger buffers carry the bandwidth-delay "
+                                    "product with fewer of them", metrics)
+                    seg = new_seg
+                    need = self._credits_for(want, seg)
+            if need > settings.buffers_per_channel:
+                value = min(max(need, 2), MAX_BPC)
+                self.set_option(mb.KEY_BPC, str(value),
+                                f"{basis} x rtt {job.rtt_s * 1000:g} ms / {_mb_text(seg)} segments = {need} "
+                                "credits per channel (docs: throughput x buffer round trip / buffer size); "
+                                f"{settings.buffers_per_channel} cap each channel below that", metrics)
+            self._floating(want, share, seg, metrics)
+        else:
+            fixed_credits = settings.buffers_per_channel + settings.floating_per_gate / job.parallelism
+            if need > fixed_credits:
+                new_seg = min(MAX_SEGMENT, _next_pow2(want * job.rtt_s / settings.buffers_per_channel))
+                if new_seg > seg:
+                    self.set_option(KEY_SEGMENT, _mb_text(new_seg),
+                                    f"{basis} x rtt {job.rtt_s * 1000:g} ms needs {need} credits of "
+                                    f"{_mb_text(seg)}; Flink {self.version} fixes buffers-per-channel at "
+                                    f"{settings.buffers_per_channel} and floating buffers at "
+                                    f"{settings.floating_per_gate} (removed options), so the buffer size is "
+                                    "the lever that remains", metrics)
+
+    def _credits_for(self, bytes_per_s: float, seg: int) -> int:
+        from flinktune.model.credit import buffers_for_throughput
+
+        return int(buffers_for_throughput(bytes_per_s, seg, self.job.rtt_s))
+
+    def _floating(self, want: float, share: float, seg: int, metrics: tuple[str, ...]) -> None:
+        job = self.job
+        skew = job.skew
+        measured_some = self.measured is not None and self.measured.channels == "some"
+        if (skew is None or skew <= 1.2) and not measured_some:
+            return
+        settings = self.current.settings
+        factor = skew if skew and skew > 1 else 2.0
+        hot = min(want * factor, job.bandwidth_bytes_per_s / max(job.per_taskmanager, 1))
+        hot_credits = self._credits_for(hot, seg)
+        need = hot_credits - settings.buffers_per_channel
+        if need > settings.floating_per_gate:
+            where = (f"skew {skew:.3g}x" if skew else "measured: floating buffers full, exclusive ones not "
+                     "(some channels hot)")
+            self.set_option(mb.KEY_FPG, str(need),
+                            f"{where}: a hot channel carries about {_rate_text(hot)} and needs {hot_credits} "
+                            f"credits; floating buffers go to the channels with backlog, so the gate needs "
+                            f"{need} on top of the exclusive {settings.buffers_per_channel}", metrics)
+
+    def segment_for_records(self) -> None:
+        job = self.job
+        seg = self.current.segment_bytes
+        if job.record_bytes is None or job.record_bytes <= seg:
+            return
+        new_seg = min(MAX_SEGMENT, _next_pow2(job.record_bytes))
+        if new_seg <= seg:
+            return
+        self.set_option(KEY_SEGMENT, _mb_text(new_seg),
+                        f"records of {job.record_bytes:.0f} B are larger than a {_mb_text(seg)} buffer: each "
+                        "spans several buffers (and needs overdraft buffers when back-pressured)",
+                        ("channel_ceiling_bytes_per_s", "added_latency_s", "gate_inflight_bytes",
+                         "network_needed_bytes"))
+
+    def batch_shuffle(self) -> None:
+        job = self.job
+        if job.workload != "batch":
+            return
+        state = self.current
+        settings = state.settings
+        p = job.parallelism
+        seg = state.segment_bytes
+        metrics = ("network_needed_bytes", "network_available_bytes")
+        hash_bytes = hash_shuffle_min_bytes(p, seg)
+        if self.version < V2_0 and settings.sort_shuffle_min_parallelism > p:
+            why = (f"hash shuffle (FLIP-148) keeps one buffer per subpartition: {p} x {_mb_text(seg)} = "
+                   f"{_mb_text(hash_bytes)} per result partition and {p} files per producer, random IO on "
+                   "read; sort-merge shuffle needs a fixed number of buffers and writes one data and one "
+                   "index file per partition")
+            if self.version < V1_15:
+                self.set_option(mb.KEY_SORT_MIN_PAR, "1", why + " (opt-in before 1.15, the default from 1.15)",
+                                metrics)
+            else:
+                self.delete(mb.KEY_SORT_MIN_PAR, why + " (the default, 1, uses it)", metrics)
+        state = self.current
+        settings = state.settings
+        sort_used = self.version >= V2_0 or settings.sort_shuffle_min_parallelism <= p
+        if not sort_used or p < LARGE_BATCH_PARALLELISM:
+            return
+        if settings.sort_shuffle_min_buffers < SORT_MIN_BUFFERS_PRODUCTION:
+            self.set_option(mb.KEY_SORT_MIN_BUF, str(SORT_MIN_BUFFERS_PRODUCTION),
+                            f"{settings.sort_shuffle_min_buffers} write buffers per sort-merge partition are "
+                            "few for a large job: fewer, larger spills and sequential reads; the option's "
+                            f"own guidance is at least {SORT_MIN_BUFFERS_PRODUCTION} in production", metrics)
+        if self.version < V2_0 and (settings.buffers_per_channel > 0
+                                    or settings.floating_per_gate < BATCH_FLOATING):
+            if settings.buffers_per_channel > 0:
+                gate = mb.input_gate_buffers(settings, p, p, mb.PartitionType.BLOCKING)
+                self.set_option(mb.KEY_BPC, "0",
+                                f"a blocking input gate with {p} channels requires {gate.required} buffers "
+                                "when each channel holds exclusive ones; the batch shuffle guide suggests 0 "
+                                "exclusive and a large floating pool shared by the channels being read",
+                                metrics)
+            if self.current.settings.floating_per_gate < BATCH_FLOATING:
+                self.set_option(mb.KEY_FPG, str(BATCH_FLOATING),
+                                "with no exclusive buffers all reading credits come from the floating pool "
+                                f"(batch shuffle guide example: {BATCH_FLOATING})", metrics)
+        read_default = default_batch_shuffle_read_bytes(self.version)
+        read_want = 256 * MIB if p >= HUGE_BATCH_PARALLELISM else 128 * MIB
+        read_now = state.eff.memory_bytes(KEY_READ) or read_default
+        if read_now < read_want:
+            fo_now = state.eff.memory_bytes(KEY_FRAMEWORK_OFF_HEAP) or 128 * MIB
+            rest = max(128 * MIB - read_default, 64 * MIB)   # what framework off-heap keeps besides reading
+            self.set_option(KEY_READ, _mb_text(read_want),
+                            f"{p} consumers read sort-merge data through {_mb_text(read_now)} of read buffers "
+                            f"shared by every partition read at once; the batch shuffle guide suggests "
+                            f"256m-512m for large jobs (\"Read buffer request timeout\" otherwise)",
+                            ("task_heap_bytes",))
+            if fo_now <= read_want + rest - 1:
+                self.set_option(KEY_FRAMEWORK_OFF_HEAP, _mb_text(read_want + rest),
+                                f"the batch-shuffle read memory is cut from framework off-heap and must be "
+                                f"smaller than it; keep {_mb_text(rest)} for the rest of the framework",
+                                ("task_heap_bytes",))
+
+    def buffer_timeout(self) -> None:
+        job = self.job
+        if job.workload != "streaming":
+            return
+        state = self.current
+        # Keys the version does not read yet (1.18 options in an older file).
+        if self.version < V1_18:
+            if KEY_TIMEOUT_ENABLED in self.values:
+                self.delete(KEY_TIMEOUT_ENABLED, f"added in 1.18: Flink {self.version} ignores it (only "
+                            "env.setBufferTimeout(-1) in code flushes only when full)")
+            if KEY_TIMEOUT_INTERVAL in self.values and KEY_TIMEOUT_OLD not in self.values:
+                self.add(Change(KEY_TIMEOUT_INTERVAL, "rename", _raw(self.values[KEY_TIMEOUT_INTERVAL]), None,
+                                _raw(self.values[KEY_TIMEOUT_INTERVAL]),
+                                f"added in 1.18: Flink {self.version} reads execution.buffer-timeout",
+                                new_key=KEY_TIMEOUT_OLD, line=self._line(KEY_TIMEOUT_INTERVAL),
+                                metrics=("added_latency_s",)))
+            state = self.current
+        target = job.latency_target_s
+        if target is None:
+            mode = state.timeout
+            if mode.kind == "every-record" and job.rate_per_subtask:
+                self.notes.append("The buffer timeout is 0 (flush after every record) and no latency target "
+                                  "was given: each record travels in its own buffer, which costs throughput "
+                                  "and CPU; give --latency-target to size it.")
+            return
+        hops = job.exchanges
+        budget = target / hops                 # what flushing may add on each exchange at most
+        proposal = _nice_timeout_s(target / (2 * hops))
+        mode = state.timeout
+        added = self._added_latency(state, mode.effective_timeout_s)
+        low = mode.effective_timeout_s < proposal / 4 and proposal >= 0.004
+        if added <= budget and not low and mode.kind != "when-full":
+            return
+        metrics = ("added_latency_s",)
+        if added > budget:
+            why = (f"latency target {_ms_text(target)} over {hops} exchange(s): flushing may add at most "
+                   f"{_ms_text(budget)} per exchange, the current setting adds up to "
+                   f"{'unbounded' if math.isinf(added) else _ms_text(added)}; half the budget is left for "
+                   "processing and the network")
+        else:
+            why = (f"flushing every {_ms_text(mode.effective_timeout_s)} is far below what the latency target "
+                   f"{_ms_text(target)} needs; partly filled buffers cost throughput and CPU")
+        value = _ms_text(proposal) if proposal > 0 else "0 ms"
+        if self.version < V1_18:
+            self.set_option(KEY_TIMEOUT_OLD, value, why, metrics)
+        else:
+            if state.eff.boolean(KEY_TIMEOUT_ENABLED) is False:
+                self.set_option(KEY_TIMEOUT_ENABLED, "true",
+                                "execution.buffer-timeout.enabled=false flushes only full buffers: no "
+                                "latency bound at all", metrics)
+            if abs(self.current.timeout.effective_timeout_s - proposal) > 1e-9:
+                if KEY_TIMEOUT_INTERVAL not in self.values and KEY_TIMEOUT_OLD in self.values:
+                    self.add(Change(KEY_TIMEOUT_OLD, "rename", _raw(self.values[KEY_TIMEOUT_OLD]),
+                                    self._default(KEY_TIMEOUT_INTERVAL), value,
+                                    why + f" (since 1.18 the option is {KEY_TIMEOUT_INTERVAL}; the old key is "
+                                    "its deprecated alias)", new_key=KEY_TIMEOUT_INTERVAL,
+                                    line=self._line(KEY_TIMEOUT_OLD), metrics=metrics))
+                else:
+                    self.set_option(KEY_TIMEOUT_INTERVAL, value, why, metrics)
+
+    def _added_latency(self, state: ConfigState, timeout_s: float) -> float:
+        from flinktune.model.timeout import added_latency_s
+
+        job = self.job
+        offered = job.channel_offered_bytes_per_s
+        if offered and job.record_bytes:
+            return float(added_latency_s(offered / job.record_bytes, job.record_bytes, state.segment_bytes,
+                                         timeout_s)[1])
+        return timeout_s
+
+    def debloat(self) -> None:
+        job = self.job
+        if job.workload != "streaming" or self.version < V1_14:
+            return
+        state = self.current
+        consume = job.consume_bytes_per_s
+        if consume is None:
+            if not state.debloat:
+                self.notes.append("Buffer debloating: without --rate and --record-size (or --metrics) the "
+                                  "drain time of in-flight data is unknown, so it is neither proposed nor "
+                                  "ruled out.")
+            return
+        settings = state.settings
+        seg = state.segment_bytes
+        p = job.parallelism
+        pool = p * settings.buffers_per_channel + settings.floating_per_gate
+        gate_bytes = pool * seg
+        drain = gate_bytes / consume
+        target = DEBLOAT_DEFAULT_TARGET_S
+        if job.latency_target_s is not None and job.latency_target_s < target:
+            target = max(job.latency_target_s, 0.1)
+        min_seg = state.eff.memory_bytes("taskmanager.memory.min-segment-size") or MIN_SEGMENT_DEFAULT
+        debloated_size = consume * target / max(pool, 1)
+        metrics = ("gate_inflight_bytes", "drain_time_s")
+        if job.multi_input_vertices:
+            names = ", ".join(job.multi_input_vertices[:3])
+            self.notes.append(f"Buffer debloating is known to work poorly for tasks with several inputs or "
+                              f"unions of different rates ({names}): it sizes buffers from the task's total "
+                              "throughput (Flink docs, network memory tuning).")
+            return
+        if state.debloat:
+            current = state.debloat_target_s
+            if job.latency_target_s is not None and not (target / 2 <= current <= target * 2):
+                self.set_option(KEY_DEBLOAT_TARGET, _ms_text(target),
+                                f"in-flight data should drain within the latency target "
+                                f"{_ms_text(job.latency_target_s)} under back pressure", metrics)
+            return
+        if drain <= DEBLOAT_DEFAULT_TARGET_S:
+            return
+        if debloated_size < min_seg:
+            self.notes.append(f"Buffer debloating would want buffers of {debloated_size:.0f} B, below "
+                              f"min-segment-size ({min_seg} B): at this low rate it cannot shrink in-flight "
+                              "data further and is not proposed.")
+            return
+        self.set_option(KEY_DEBLOAT, "true",
+                        f"a full input gate holds {_mb_text(int(gate_bytes))} ({pool} buffers), "
+                        f"{drain:.3g} s of input at {_rate_text(consume)}: aligned checkpoint barriers wait "
+                        f"that long under back pressure; debloating keeps about {target:g} s in flight",
+                        metrics)
+        if target != DEBLOAT_DEFAULT_TARGET_S:
+            self.set_option(KEY_DEBLOAT_TARGET, _ms_text(target),
+                            f"keep in-flight data within the latency target {_ms_text(job.latency_target_s or 0)}",
+                            metrics)
+        if self.version < V2_0 and p > DEBLOAT_HIGH_PARALLELISM and settings.floating_per_gate < p:
+            self.set_option(mb.KEY_FPG, str(p),
+                            f"with debloating at parallelism {p} (> {DEBLOAT_HIGH_PARALLELISM}) the docs ask for "
+                            "at least as many floating buffers as the parallelism", metrics)
+
+    def overdraft(self) -> None:
+        job = self.job
+        if job.workload != "streaming" or job.record_bytes is None:
+            return
+        seg = self.current.segment_bytes
+        need = math.ceil(job.record_bytes / seg)
+        if self.version >= V2_0:
+            if need > mb.FIXED_IN_2X[mb.KEY_OVERDRAFT]:
+                self.notes.append(f"Records of {job.record_bytes:.0f} B need {need} buffers each; Flink "
+                                  f"{self.version} allows a fixed {mb.FIXED_IN_2X[mb.KEY_OVERDRAFT]} overdraft "
+                                  "buffers: a back-pressured task blocks mid-record. Larger segments help.")
+            return
+        if self.version < V1_16:
+            return
+        current = self.current.settings.max_overdraft_per_gate
+        if need > current:
+            self.set_option(mb.KEY_OVERDRAFT, str(need),
+                            f"a record of {job.record_bytes:.0f} B fills {need} buffers of {_mb_text(seg)}; "
+                            "overdraft buffers let a back-pressured task finish writing it instead of "
+                            "blocking the mailbox", ("network_needed_bytes",))
+
+    def network_memory(self) -> None:
+        state = self.current
+        seg = state.segment_bytes
+        demand = state.demand
+        memory, error = state.memory_or_error()
+        if memory is None:
+            self.notes.append(f"TaskManager memory cannot be derived ({error}); network memory is not sized. "
+                              f"The job needs {demand.required} buffers ({_mb_text(demand.required * seg)}) "
+                              "per TaskManager.")
+            return
+        streaming = self.job.workload == "streaming"
+        available = memory.network_buffers
+        accept = available >= math.ceil(demand.required * NETWORK_ACCEPT) and (
+            not streaming or available >= demand.target)
+        if accept:
+            return
+        want_buffers = math.ceil(demand.required * NETWORK_MARGIN)
+        if streaming:
+            want_buffers = max(want_buffers, demand.target)
+        want_bytes = _round_up_mib(want_buffers * seg)
+        heap_before = memory.task_heap_bytes
+        basis = ("the pools' target" if streaming and want_buffers == demand.target
+                 else f"{NETWORK_MARGIN:g} x required")
+        why = (f"the busiest TaskManager needs {demand.required} buffers at start-up and its pools grow to "
+               f"{demand.target} ({demand.assumption}); {available} are available. Sized for "
+               f"{want_buffers} buffers ({basis})")
+        metrics = ("network_needed_bytes", "network_available_bytes", "task_heap_bytes")
+        max_now = state.eff.memory_bytes(KEY_NET_MAX)
+        if max_now is not None and max_now < want_bytes:
+            self.set_option(KEY_NET_MAX, _mb_text(want_bytes),
+                            f"network.max ({_mb_text(max_now)}) caps the network memory below what the job "
+                            "needs", metrics)
+        self.set_option(KEY_NET_MIN, _mb_text(want_bytes), why, metrics)
+        self.legacy_buffers()
+        self._fit_process(heap_before)
+
+    def _fit_process(self, heap_before: int) -> None:
+        """Raise the TaskManager size when the network memory squeezes the task heap too far."""
+        slots = self.job.slots
+        floor = max(32 * MIB * slots, min(heap_before, HEAP_FLOOR_PER_SLOT * slots))
+        memory, error = self.current.memory_or_error()
+        if memory is not None and memory.task_heap_bytes >= floor:
+            return
+        state = self.current
+        if memory is None and error is not None and "need to be configured" in error:
+            return
+        size_key = KEY_PROCESS
+        base = state.eff.memory_bytes(KEY_PROCESS) if state.is_set(KEY_PROCESS) else None
+        if self.overlay.get(KEY_PROCESS) is not None:
+            base = parse_memory_size(str(self.overlay[KEY_PROCESS])).bytes
+        if base is None and state.is_set(KEY_FLINK):
+            size_key, base = KEY_FLINK, state.eff.memory_bytes(KEY_FLINK)
+        if base is None:
+            self.notes.append(f"Network memory squeezes the other pools ({error or 'task heap too small'}) and "
+                              "no total memory size is set to raise; set taskmanager.memory.process.size.")
+            return
+        step = 256 * MIB
+        size = base
+        for _ in range(256):
+            size += step
+            trial = dict(self.values)
+            overlay = dict(self.overlay)
+            if self.overlay.get(KEY_PROCESS) is not None:
+                overlay[KEY_PROCESS] = _mb_text(size)
+            else:
+                trial[size_key] = _mb_text(size)
+            candidate = ConfigState(trial, self.version, self.catalog, self.job, self.document.path,
+                                    self.document.format, overlay, self.document)
+            mem, _err = candidate.memory_or_error()
+            if mem is not None and mem.task_heap_bytes >= floor:
+                break
+        else:
+            self.notes.append("No TaskManager size up to +64 GiB leaves the task heap its share; reduce the "
+                              "network demand (parallelism, slots) instead.")
+            return
+        reason = (f"with {_mb_text(self.current_network_min())} of network memory the other pools no longer fit "
+                  f"in {_mb_text(base)}: {error}" if memory is None else
+                  f"with the larger network memory the task heap would shrink to {_mb_text(memory.task_heap_bytes)}"
+                  f" for {slots} slot(s) (floor {_mb_text(floor)})")
+        if self.overlay.get(KEY_PROCESS) is not None:
+            self.overlay[KEY_PROCESS] = _mb_text(size)
+            self.add(Change("spec.taskManager.resource.memory", "manual", self.spec.taskmanager_memory_text,
+                            None, _mb_text(size), reason + "; the operator maps this field to "
+                            "taskmanager.memory.process.size (edit it by hand: outside flinkConfiguration)",
+                            line=self.spec.taskmanager_memory_line,
+                            metrics=("network_available_bytes", "task_heap_bytes")))
+        else:
+            self.set_option(size_key, _mb_text(size), reason,
+                            ("network_available_bytes", "task_heap_bytes"))
+
+    def current_network_min(self) -> int:
+        return self.current.eff.memory_bytes(KEY_NET_MIN) or 0
+
+    # ------------------------------------------------------------------ finish
+
+    def verify_keys(self) -> None:
+        """Never propose a key the target version lacks (belt and braces over each step)."""
+        kept = []
+        for change in self.changes:
+            key = change.new_key if change.action == "rename" else change.key
+            if change.action in ("set", "rename") and not self.exists(key or ""):
+                self.notes.append(f"(internal) dropped a change to {key}: not an option of Flink {self.version}")
+                continue
+            kept.append(change)
+        self.changes = kept
+
+    def with_effects(self) -> list[Change]:
+        out = []
+        for index, change in enumerate(self.changes):
+            before = self.states[index].snapshot()
+            after = self.states[index + 1].snapshot()
+            effects = tuple(Effect(name, METRICS[name][0], METRICS[name][1], before.get(name), after.get(name))
+                            for name in change.metrics if name in METRICS
+                            and (before.get(name) is not None or after.get(name) is not None))
+            out.append(replace(change, effects=effects))
+        return out
+
+
+# ---------------------------------------------------------------------------------------------
+# Entry point
+
+
+def resolve_job(document: ConfigDocument, version: FlinkVersion, env: Environment, catalog: Catalog,
+                spec: DeploymentSpec, measured: Measured | None, plan: dict[str, Any] | None
+                ) -> tuple[Job, Environment, list[str]]:
+    """The job facts, from flags/profile > metrics > plan > deployment spec > config > assumptions."""
+    state = ConfigState(dict(document.values()), version, catalog,
+                        Job(1, 1, 1, 1, "streaming", DEFAULT_RTT_S, DEFAULT_BANDWIDTH_BYTES_PER_S, None, None,
+                            None, None), document.path, document.format, {}, document)
+    assumptions: list[str] = []
+    values: dict[str, Any] = {}
+    explicit = {name for name, where in env.sources if where == "flag"}
+
+    def pick(name: str, candidates: list[tuple[Any, str]]) -> Any:
+        current = getattr(env, _FIELDS[name])
+        if current is not None and name in explicit:
+            return current
+        for value, where in candidates:
+            if value is not None:
+                if where in ("metrics",) or current is None:
+                    values.setdefault(name, (value, where))
+                    return value
+        if current is not None:
+            return current
+        return None
+
+    graph = mb.job_graph_from_plan(plan) if plan is not None else None
+    m = measured
+    plan_p = max((v.parallelism for v in graph.vertices), default=None) if graph else None
+    config_p = state.integer(KEY_PARALLELISM) if state.is_set(KEY_PARALLELISM) else None
+    parallelism = pick("parallelism", [(m.parallelism if m else None, "metrics"), (plan_p, "plan"),
+                                       (spec.parallelism, "spec.job.parallelism"), (config_p, "config")])
+    if parallelism is None:
+        parallelism = 1
+        assumptions.append("parallelism 1 (nothing says otherwise: give --parallelism)")
+    slots = env.slots or (state.integer(KEY_SLOTS) if state.is_set(KEY_SLOTS) else None)
+    if slots is None:
+        slots = 1
+        if not env.slots:
+            values.setdefault("slots", (1, "default"))
+    mode = (state.eff.string(KEY_RUNTIME_MODE) or "").upper() if state.exists(KEY_RUNTIME_MODE) else ""
+    plan_type = str(_plan_inner(plan).get("type", "")).upper() if plan else ""
+    workload = env.workload or ("batch" if "BATCH" in (mode, plan_type) else "streaming")
+    rate = pick("rate", [(m.rate_per_subtask if m else None, "metrics")])
+    record = pick("record-size", [(m.record_bytes if m else None, "metrics")])
+    skew = pick("skew", [(m.skew if m else None, "metrics")])
+    rtt = env.rtt_s
+    if rtt is None:
+        rtt = DEFAULT_RTT_S
+        assumptions.append("round trip 1 ms (a healthy LAN, per the Flink docs; give --rtt)")
+    bandwidth = env.bandwidth_bytes_per_s
+    if bandwidth is None:
+        bandwidth = DEFAULT_BANDWIDTH_BYTES_PER_S
+        assumptions.append("10 Gbit/s per TaskManager (give --bandwidth)")
+    taskmanagers = env.taskmanagers or math.ceil(parallelism / slots)
+    multi = _multi_input_vertices(plan, graph)
+    job = Job(parallelism=parallelism, slots=slots, taskmanagers=taskmanagers, exchanges=env.exchanges or 1,
+              workload=workload, rtt_s=rtt, bandwidth_bytes_per_s=bandwidth, rate_per_subtask=rate,
+              record_bytes=record, latency_target_s=env.latency_target_s, skew=skew, graph=graph,
+              multi_input_vertices=multi)
+    resolved = env.with_values({name: v for name, (v, _w) in values.items()}, "derived")
+    sources = dict(resolved.sources)
+    for name, (_v, where) in values.items():
+        sources[name] = where
+    resolved = replace(resolved, sources=tuple(sorted(sources.items())), parallelism=parallelism, slots=slots,
+                       rtt_s=rtt, bandwidth_bytes_per_s=bandwidth, workload=workload, taskmanagers=taskmanagers)
+    if rate is None or record is None:
+        assumptions.append("no rate / record size: throughput needs are taken as the NIC share per channel, and "
+                           "latency and drain times are upper bounds")
+    return job, resolved, assumptions
+
+
+def _plan_inner(plan: dict[str, Any] | None) -> dict[str, Any]:
+    if not plan:
+        return {}
+    inner = plan.get("plan", plan)
+    return inner if isinstance(inner, dict) else {}
+
+
+def _multi_input_vertices(plan: dict[str, Any] | None, graph: mb.JobGraph | None) -> tuple[str, ...]:
+    """Vertices reading more than one input (several gates or a union): debloating's weak spot."""
+    if graph is None:
+        return ()
+    names = {str(n.get("id")): str(n.get("description") or n.get("id")) for n in _plan_inner(plan).get("nodes", [])
+             if isinstance(n, dict)}
+    return tuple(names.get(v.id, v.id) for v in graph.vertices
+                 if sum(1 for e in graph.edges if e.target == v.id) > 1)
+
+
+_FIELDS = {"parallelism": "parallelism", "rate": "rate_per_subtask", "record-size": "record_bytes",
+           "skew": "skew"}
+
+
+def recommend(document: ConfigDocument, text: str, version: FlinkVersion, env: Environment | None = None, *,
+              measured: Measured | None = None, plan: dict[str, Any] | None = None,
+              catalog: Catalog | None = None) -> Recommendation:
+    """A coherent, version-aware set of changes for ``document`` (read from ``text``)."""
+    catalog = catalog or load_catalog()
+    env = env or Environment()
+    spec = deployment_spec(text, document)
+    overlay: dict[str, ConfigValue] = {}
+    if spec.taskmanager_memory_bytes is not None:
+        overlay[KEY_PROCESS] = _mb_text(spec.taskmanager_memory_bytes)
+    job, resolved_env, assumptions = resolve_job(document, version, env, catalog, spec, measured, plan)
+    planner = _Planner(document, version, catalog, job, overlay, spec, measured)
+    notes = planner.notes
+    if measured is not None and measured.cause in NOT_NETWORK:
+        notes.append(f"Back pressure starts at {measured.origin or 'a task'}: {NOT_NETWORK[measured.cause]}. "
+                     "Buffer tuning will not fix it; only network memory that Flink needs to start is sized below.")
+    elif measured is not None and measured.cause == "network_bottleneck":
+        notes.append(f"Back pressure starts at {measured.origin}: the link is near its bandwidth. More credits "
+                     "cannot carry more than the link; fewer remote channels (slots, parallelism) or less data "
+                     "(compression for batch shuffles) can.")
+    if version >= V2_0:
+        notes.append(f"Flink {version} removed buffers-per-channel (fixed 2), floating-buffers-per-gate (8), "
+                     "max-buffers-per-channel (10) and max-overdraft-buffers-per-gate (20): buffer advice is given "
+                     "through network memory, segment size, buffer timeout and debloating instead.")
+    original = planner.current
+    original_memory, original_error = original.memory_or_error()
+    original_demand = original.demand
+    original_fit = (mb.fits(original_demand, original_memory.network_buffers, original.segment_bytes)
+                    if original_memory is not None else None)
+
+    steps: list[Callable[[], None]] = [
+        planner.removed_keys, planner.legacy_memory, planner.segment_for_records, planner.credits,
+        planner.batch_shuffle, planner.buffer_timeout, planner.debloat, planner.overdraft,
+        planner.network_memory, planner.legacy_buffers,
+    ]
+    for step in steps:
+        step()
+    planner.verify_keys()
+    changes = planner.with_effects()
+    final = planner.current
+    final_memory, final_error = final.memory_or_error()
+    final_demand = final.demand
+    final_fit = (mb.fits(final_demand, final_memory.network_buffers, final.segment_bytes)
+                 if final_memory is not None else None)
+    edits = [e for e in (c.edit() for c in changes) if e is not None]
+    try:
+        new_text = apply_edits(text, document, edits) if edits else text
+    except FlinktuneError:
+        raise
+    return Recommendation(
+        path=document.path, format=document.format, name=document.name, version=version, job=job,
+        environment=resolved_env, changes=tuple(changes), notes=tuple(notes), measured=measured,
+        before=original.snapshot(), after=final.snapshot(), demand_assumption=final_demand.assumption,
+        original_fit=original_fit, original_memory_error=original_error, final_fit=final_fit,
+        final_memory_error=final_error, original_text=text, new_text=new_text, assumptions=tuple(assumptions),
+    )
+
+
+__all__ = ["Change", "Effect", "ModelInputError", "Recommendation", "recommend", "resolve_job"]

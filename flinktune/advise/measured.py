@@ -1,0 +1,95 @@
+"""What a metrics dump measured, in the terms the advisor needs.
+
+``measure(...)`` runs the Spark analysis (imported lazily: only ``--metrics`` pays for pyspark and a
+JVM) and ``measured_from_analysis`` reduces its result to rates, record size, buffer fill, skew and
+where back pressure starts. Those replace the profile's assumptions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from flinktune.versions import FlinkVersion
+
+# Causes of back pressure (flinktune.analysis.diagnose.CAUSES) that more network buffers cannot cure.
+NOT_NETWORK = {
+    "all_busy": "every subtask of the origin is busy: the operator is too slow for the load (scale it out "
+                "or make it cheaper)",
+    "hot_subtask": "one subtask of the origin is busy while the others are not: data skew (spread the hot "
+                   "keys); scaling out will not help either",
+    "slow_receiver": "the receiving operator holds its input buffers: it is the bottleneck, not the network",
+}
+NETWORK = ("network_bottleneck", "too_few_credits", "network_or_credits")
+
+
+@dataclass(frozen=True)
+class Measured:
+    """Job-level numbers from a dump (None where the dump does not say)."""
+
+    job: str | None
+    parallelism: int | None
+    rate_per_subtask: float | None        # records/s a producer subtask emits into the exchange
+    record_bytes: float | None
+    buffer_fill: float | None             # bytes per received remote buffer / segment size
+    skew: float | None                    # max / mean records in over the subtasks of the worst vertex
+    origin: str | None                    # where back pressure starts
+    cause: str | None                     # flinktune.analysis cause class
+    channels: str | None                  # some | all | unknown (floating vs exclusive usage)
+    evidence: tuple[str, ...] = ()
+
+    @property
+    def not_network(self) -> bool:
+        return self.cause in NOT_NETWORK
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"job": self.job, "parallelism": self.parallelism, "rate_per_subtask": self.rate_per_subtask,
+                "record_bytes": self.record_bytes, "buffer_fill": self.buffer_fill, "skew": self.skew,
+                "origin": self.origin, "cause": self.cause, "channels": self.channels,
+                "evidence": list(self.evidence)}
+
+
+def measured_from_analysis(result: Any, segment_bytes: int) -> Measured:
+    """Reduce an ``AnalysisResult`` (flinktune.analysis) to a ``Measured`` (the busiest job)."""
+    jobs = list(getattr(result, "jobs", ()))
+    if not jobs:
+        return Measured(None, None, None, None, None, None, None, None, None,
+                        ("the dump held no job with task metrics",))
+    job = max(jobs, key=lambda j: sum((v.bytes_out_per_s or 0.0) for v in j.vertices))
+    vertices: Sequence[Any] = job.vertices
+    producers = [v for v in vertices if v.bytes_out_per_s and v.records_out_per_s]
+    # The exchange that carries most bytes decides the network load.
+    busiest = max(producers, key=lambda v: v.bytes_out_per_s, default=None)
+    rate = record = None
+    evidence: list[str] = []
+    if busiest is not None:
+        rate = busiest.records_out_per_s / max(busiest.parallelism, 1)
+        record = busiest.avg_record_bytes
+        evidence.append(f"{busiest.name}: {busiest.records_out_per_s:.4g} records/s out over "
+                        f"{busiest.parallelism} subtasks, {record or 0:.4g} B per record")
+    fills = [v.remote_buffer_bytes / segment_bytes for v in vertices if v.remote_buffer_bytes]
+    fill = min(1.0, sum(fills) / len(fills)) if fills else None
+    skews = [v.records_in_skew for v in vertices if v.records_in_skew]
+    skew = max(skews) if skews else None
+    parallelism = max((v.parallelism for v in vertices), default=None)
+    origin = cause = channels = None
+    if job.origins:
+        first = job.origins[0]
+        origin, cause, channels = first.name, first.cause, first.channels
+        evidence.extend(first.evidence)
+    return Measured(job.job_name or job.job_id or job.job_key, parallelism, rate, record, fill, skew,
+                    origin, cause, channels, tuple(evidence))
+
+
+def measure(inputs: Sequence[str], *, plan_path: str | None, version: FlinkVersion, slots: int,
+            segment_bytes: int, rtt_s: float | None, bandwidth_bytes_per_s: float | None,
+            progress: Callable[[str], None] | None = None) -> Measured:
+    """Run the analysis on a dump (files, folders or globs) and reduce it."""
+    from flinktune.analysis import AnalysisOptions, Environment, analyze
+
+    options = AnalysisOptions(
+        inputs=tuple(inputs), plan_path=plan_path, slots=slots, version=version,
+        env=Environment(segment_bytes=segment_bytes, bandwidth_bytes_per_s=bandwidth_bytes_per_s, rtt_s=rtt_s),
+    )
+    return measured_from_analysis(analyze(options, progress=progress), segment_bytes)

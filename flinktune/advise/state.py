@@ -1,0 +1,287 @@
+"""One candidate configuration as Flink reads it, and the model's numbers for it.
+
+The advisor builds a ``ConfigState`` for the user's file and again after each proposed change, so
+every change can show its effect as model numbers before and after (docs/model.md has the formulas):
+
+- per-channel credit ceiling ``(bpc + fpg/C) * segment / rtt`` and the channel throughput
+  ``min(ceiling, bandwidth / remote channels)`` (model.credit);
+- added latency per exchange ``min(fill time, buffer timeout)`` (model.timeout);
+- in-flight data of one input gate ``(C*bpc + fpg) * segment`` (``throughput * target`` with buffer
+  debloating) and its drain time ``in-flight / consume rate`` (model.inflight);
+- network memory the busiest TaskManager needs (Flink's buffer formula, model.buffers) versus what
+  its memory configuration gives (model.memory).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from flinktune.config.catalog import Catalog
+from flinktune.config.effective import EffectiveConfig
+from flinktune.config.types import ConfigDocument, ConfigEntry, ConfigFormat, ConfigValue
+from flinktune.errors import FlinktuneError, ModelInputError
+from flinktune.model import buffers as mb
+from flinktune.model.memory import TaskManagerMemory, derive_taskmanager_memory, taskmanager_memory_options
+from flinktune.model.timeout_mode import BufferTimeoutMode, buffer_timeout_mode
+from flinktune.versions import FlinkVersion
+
+V1_14 = FlinkVersion(1, 14)
+V1_16 = FlinkVersion(1, 16)
+V1_17 = FlinkVersion(1, 17)
+V1_18 = FlinkVersion(1, 18)
+V2_0 = FlinkVersion(2, 0)
+
+KEY_SEGMENT = "taskmanager.memory.segment-size"
+KEY_SLOTS = "taskmanager.numberOfTaskSlots"
+KEY_PARALLELISM = "parallelism.default"
+KEY_RUNTIME_MODE = "execution.runtime-mode"
+KEY_TIMEOUT_OLD = "execution.buffer-timeout"
+KEY_TIMEOUT_INTERVAL = "execution.buffer-timeout.interval"
+KEY_TIMEOUT_ENABLED = "execution.buffer-timeout.enabled"
+KEY_DEBLOAT = "taskmanager.network.memory.buffer-debloat.enabled"
+KEY_DEBLOAT_TARGET = "taskmanager.network.memory.buffer-debloat.target"
+KEY_MIN_SEGMENT = "taskmanager.memory.min-segment-size"
+KEY_NET_MIN = "taskmanager.memory.network.min"
+KEY_NET_MAX = "taskmanager.memory.network.max"
+KEY_NET_FRACTION = "taskmanager.memory.network.fraction"
+KEY_PROCESS = "taskmanager.memory.process.size"
+KEY_FLINK = "taskmanager.memory.flink.size"
+KEY_READ = "taskmanager.memory.framework.off-heap.batch-shuffle.size"
+KEY_FRAMEWORK_OFF_HEAP = "taskmanager.memory.framework.off-heap.size"
+KEY_LEGACY_BUFFERS = "taskmanager.network.numberOfBuffers"
+
+DEFAULT_SEGMENT = 32 * 1024
+DEBLOAT_DEFAULT_TARGET_S = 1.0     # TaskManagerOptions BUFFER_DEBLOAT_TARGET, 1.14+
+
+
+@dataclass(frozen=True)
+class Job:
+    """The job facts every state shares (from the environment, the plan, the dump)."""
+
+    parallelism: int
+    slots: int
+    taskmanagers: int
+    exchanges: int
+    workload: str                      # streaming | batch
+    rtt_s: float
+    bandwidth_bytes_per_s: float
+    rate_per_subtask: float | None     # records/s one producer subtask emits
+    record_bytes: float | None
+    latency_target_s: float | None
+    skew: float | None
+    graph: mb.JobGraph | None = None
+    multi_input_vertices: tuple[str, ...] = ()
+
+    @property
+    def per_taskmanager(self) -> int:
+        return min(self.slots, self.parallelism)
+
+    @property
+    def remote_channels_per_taskmanager(self) -> int:
+        k = self.per_taskmanager
+        return k * max(self.parallelism - k, 0) * self.exchanges
+
+    @property
+    def consume_bytes_per_s(self) -> float | None:
+        """What one consumer subtask takes in (equal parallelism on both sides)."""
+        if self.rate_per_subtask is None or self.record_bytes is None:
+            return None
+        return self.rate_per_subtask * self.record_bytes
+
+    @property
+    def channel_offered_bytes_per_s(self) -> float | None:
+        consume = self.consume_bytes_per_s
+        return None if consume is None else consume / self.parallelism
+
+
+def document_from_values(values: Mapping[str, ConfigValue], path: str, fmt: ConfigFormat,
+                         origin: ConfigDocument | None = None) -> ConfigDocument:
+    """A document holding ``values``; entries unchanged from ``origin`` keep their file and line."""
+    entries = []
+    for key, value in values.items():
+        old = origin.get(key) if origin is not None else None
+        if old is not None and old.value == value:
+            entries.append(old)
+        else:
+            entries.append(ConfigEntry(key, value, "" if value is None else str(value), path, 0))
+    return ConfigDocument(path=path, format=fmt, entries=tuple(entries))
+
+
+@dataclass(frozen=True)
+class ConfigState:
+    """``values`` (key -> value as a file would hold it) read by one Flink version."""
+
+    values: Mapping[str, ConfigValue]
+    version: FlinkVersion
+    catalog: Catalog
+    job: Job
+    path: str = "<recommended>"
+    format: ConfigFormat = ConfigFormat.FLAT
+    memory_overlay: Mapping[str, ConfigValue] = field(default_factory=dict)  # e.g. the operator's TM size
+    origin: ConfigDocument | None = None
+    eff: EffectiveConfig = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        doc = document_from_values(self.values, self.path, self.format, self.origin)
+        object.__setattr__(self, "eff", EffectiveConfig(doc, self.version, self.catalog))
+
+    # ------------------------------------------------------------------ options
+
+    def exists(self, key: str) -> bool:
+        return self.catalog.lookup(key, self.version).kind in ("option", "deprecated-alias", "fallback-alias")
+
+    def integer(self, key: str) -> int | None:
+        return self.eff.integer(key) if self.exists(key) else None
+
+    def is_set(self, key: str) -> bool:
+        return self.exists(key) and self.eff.is_set(key)
+
+    @property
+    def segment_bytes(self) -> int:
+        return self.eff.memory_bytes(KEY_SEGMENT) or DEFAULT_SEGMENT
+
+    @property
+    def settings(self) -> mb.BufferSettings:
+        def given(key: str) -> int | None:
+            return self.eff.integer(key) if self.is_set(key) else None
+
+        tunable = self.version < V2_0
+        return mb.buffer_settings(
+            self.version,
+            buffers_per_channel=given(mb.KEY_BPC) if tunable else None,
+            floating_per_gate=given(mb.KEY_FPG) if tunable else None,
+            max_buffers_per_channel=given(mb.KEY_MAX_PER_CHANNEL) if tunable else None,
+            max_overdraft_per_gate=given(mb.KEY_OVERDRAFT) if tunable and self.version >= V1_16 else None,
+            required_per_gate_max=given(mb.KEY_REQUIRED_MAX) if self.version >= V1_17 else None,
+            sort_shuffle_min_parallelism=given(mb.KEY_SORT_MIN_PAR) if tunable else None,
+            sort_shuffle_min_buffers=given(mb.KEY_SORT_MIN_BUF),
+        )
+
+    @property
+    def timeout(self) -> BufferTimeoutMode:
+        batch = self.job.workload == "batch"
+        if self.version < V1_18:
+            duration = self.eff.duration(KEY_TIMEOUT_OLD)
+            return buffer_timeout_mode(self.version, interval_s=None if duration is None else duration.seconds)
+        duration = self.eff.duration(KEY_TIMEOUT_INTERVAL)
+        return buffer_timeout_mode(self.version, interval_s=None if duration is None else duration.seconds,
+                                   enabled=self.eff.boolean(KEY_TIMEOUT_ENABLED), batch_runtime=batch)
+
+    @property
+    def debloat(self) -> bool:
+        return self.version >= V1_14 and bool(self.eff.boolean(KEY_DEBLOAT))
+
+    @property
+    def debloat_target_s(self) -> float:
+        duration = self.eff.duration(KEY_DEBLOAT_TARGET) if self.version >= V1_14 else None
+        return DEBLOAT_DEFAULT_TARGET_S if duration is None else duration.seconds
+
+    # ------------------------------------------------------------------ memory and demand
+
+    def memory_source(self) -> dict[str, ConfigValue]:
+        """Raw values the memory model reads: the file's keys this version knows, plus the overlay."""
+        out: dict[str, ConfigValue] = {}
+        for key, value in self.values.items():
+            if self.exists(key):
+                out[key] = value
+        out.update(self.memory_overlay)
+        return out
+
+    @property
+    def memory(self) -> TaskManagerMemory:
+        """Flink's derivation; raises MemoryConfigError (Flink's text) when Flink would refuse."""
+        options = taskmanager_memory_options(self.memory_source())
+        return derive_taskmanager_memory(options, self.version)
+
+    def memory_or_error(self) -> tuple[TaskManagerMemory | None, str | None]:
+        try:
+            return self.memory, None
+        except FlinktuneError as error:
+            return None, error.message
+
+    @property
+    def demand(self) -> mb.TaskManagerBuffers:
+        """Buffers the busiest TaskManager needs: from the plan, else the worst case (model.buffers)."""
+        settings = self.settings
+        job = self.job
+        if job.graph is not None:
+            return mb.busiest_taskmanager(mb.taskmanager_buffers(job.graph, settings, job.slots))
+        types = ([mb.PartitionType.PIPELINED_BOUNDED] if job.workload == "streaming"
+                 # A batch job's exchanges are blocking by default; the pipelined case also covers
+                 # execution.batch-shuffle-mode ALL_EXCHANGES_PIPELINED and what `lint` checks.
+                 else [mb.PartitionType.BLOCKING, mb.PartitionType.PIPELINED_BOUNDED])
+        cases = [mb.worst_case_taskmanager_buffers(job.parallelism, job.slots, settings,
+                                                   exchanges=job.exchanges, partition_type=t) for t in types]
+        return max(cases, key=lambda d: (d.required, d.target))
+
+    # ------------------------------------------------------------------ model numbers
+
+    def snapshot(self) -> dict[str, float | None]:
+        """The numbers a change is judged by (None where an input is unknown)."""
+        from flinktune.model import credit, inflight, timeout
+
+        job = self.job
+        out: dict[str, float | None] = {}
+        try:
+            settings = self.settings
+        except ModelInputError:
+            return out
+        seg = self.segment_bytes
+        p = job.parallelism
+        credits = settings.buffers_per_channel + settings.floating_per_gate / p
+        if job.workload == "streaming":
+            ceiling = float(credit.credit_ceiling_bytes_per_s(credits, seg, job.rtt_s))
+            out["channel_ceiling_bytes_per_s"] = ceiling
+            remote = job.remote_channels_per_taskmanager
+            share = job.bandwidth_bytes_per_s / remote if remote else math.inf
+            out["channel_throughput_bytes_per_s"] = min(ceiling, share)
+            mode = self.timeout
+            t_eff = mode.effective_timeout_s
+            offered = job.channel_offered_bytes_per_s
+            if offered and job.record_bytes:
+                lam = offered / job.record_bytes
+                out["added_latency_s"] = float(timeout.added_latency_s(lam, job.record_bytes, seg, t_eff)[1])
+            else:
+                out["added_latency_s"] = t_eff          # an upper bound without a rate
+            gate = float(inflight.gate_inflight_bytes(p, settings.buffers_per_channel,
+                                                      settings.floating_per_gate, seg))
+            consume = job.consume_bytes_per_s
+            if self.debloat and consume:
+                gate = min(gate, float(inflight.debloated_inflight_bytes(consume, self.debloat_target_s)))
+            out["gate_inflight_bytes"] = gate
+            out["drain_time_s"] = float(inflight.drain_time_s(gate, consume)) if consume else None
+        try:
+            demand = self.demand
+        except ModelInputError:
+            demand = None
+        if demand is not None:
+            out["network_needed_bytes"] = float(demand.required * seg)
+            out["network_target_bytes"] = float(demand.target * seg)
+        memory, _error = self.memory_or_error()
+        if memory is not None:
+            out["network_available_bytes"] = float(memory.network_buffers * seg)
+            out["task_heap_bytes"] = float(memory.task_heap_bytes)
+        return out
+
+
+METRICS: dict[str, tuple[str, str]] = {
+    # name -> (label, unit)
+    "channel_ceiling_bytes_per_s": ("credit ceiling per channel", "B/s"),
+    "channel_throughput_bytes_per_s": ("channel throughput", "B/s"),
+    "added_latency_s": ("added latency per exchange (max)", "s"),
+    "gate_inflight_bytes": ("in-flight per input gate", "B"),
+    "drain_time_s": ("barrier drain time", "s"),
+    "network_needed_bytes": ("network memory needed", "B"),
+    "network_target_bytes": ("network memory pools want", "B"),
+    "network_available_bytes": ("network memory available", "B"),
+    "task_heap_bytes": ("task heap", "B"),
+}
+
+
+def jsonable(value: Any) -> Any:
+    if isinstance(value, float) and math.isinf(value):
+        return "inf"
+    return value

@@ -1,0 +1,21 @@
+"""A unified diff of a config before and after edits (git-style ``a/`` ``b/`` labels)."""
+
+from __future__ import annotations
+
+import difflib
+
+
+def unified_diff(before: str, after: str, path: str, *, context: int = 3) -> str:
+    """``diff -u`` of two texts; empty when they are equal. A missing final newline is marked as
+    diff does, so the patch applies."""
+    if before == after:
+        return ""
+    old = before.splitlines(keepends=True)
+    new = after.splitlines(keepends=True)
+    lines = []
+    for line in difflib.unified_diff(old, new, f"a/{path.lstrip('/')}", f"b/{path.lstrip('/')}", n=context):
+        if line.endswith("\n"):
+            lines.append(line)
+        else:
+            lines.append(line + "\n\\ No newline at end of file\n")
+    return "".join(lines)

@@ -1,0 +1,146 @@
+"""A validated rule file as plain frozen values (no pydantic here).
+
+``schema.RuleFile`` (pydantic) validates a rule file once; the loader turns the validated data
+into these dataclasses and caches that data by content hash, so a lint run whose rule files are
+unchanged never imports pydantic.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from flinktune.versions import FlinkVersion
+
+SCOPES: tuple[str, ...] = ("config", "key", "issue", "vertex", "subtask")
+DOCUMENT_SCOPES: tuple[str, ...] = ("config", "key", "issue")
+ITEM_SCOPES: tuple[str, ...] = ("vertex", "subtask")
+
+# Names each scope binds (besides let-names). Documented in docs/rules.md.
+SCOPE_BINDINGS: dict[str, tuple[str, ...]] = {
+    "config": ("version", "env", "doc"),
+    "key": ("version", "env", "doc", "key", "value", "raw", "line"),
+    "issue": ("version", "env", "doc", "issue"),
+    "vertex": ("version", "env", "item"),
+    "subtask": ("version", "env", "item"),
+}
+
+
+@dataclass(frozen=True)
+class FixSpec:
+    """The config change as data; ``key``, ``value`` and ``new_key`` are templates."""
+
+    action: str                  # set | delete | rename
+    key: str
+    value: str | None = None
+    new_key: str | None = None
+    safe: bool = False
+
+    def as_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"action": self.action, "key": self.key}
+        if self.value is not None:
+            data["value"] = self.value
+        if self.new_key is not None:
+            data["new_key"] = self.new_key
+        data["safe"] = self.safe
+        return data
+
+
+@dataclass(frozen=True)
+class Example:
+    """One input a rule must (fail) or must not (pass) report on."""
+
+    version: str = "1.20"
+    config: Mapping[str, Any] | str | None = None
+    format: str | None = None
+    file: str | None = None
+    env: Mapping[str, Any] = field(default_factory=dict)
+    items: tuple[Mapping[str, Any], ...] | None = None
+    message: str | None = None
+    count: int | None = None
+    note: str | None = None
+
+
+@dataclass(frozen=True)
+class RuleSpec:
+    """A rule file after validation."""
+
+    code: str
+    name: str
+    severity: str
+    scope: str
+    versions: str
+    condition: str
+    let: Mapping[str, str]
+    message: str
+    why: str
+    at: str | None
+    fix: FixSpec | None
+    references: tuple[str, ...]
+    pass_examples: tuple[Example, ...]
+    fail_examples: tuple[Example, ...]
+
+
+def _example(data: Mapping[str, Any]) -> Example:
+    items = data.get("items")
+    return Example(
+        version=data.get("version", "1.20"), config=data.get("config"), format=data.get("format"),
+        file=data.get("file"), env=dict(data.get("env") or {}),
+        items=None if items is None else tuple(items), message=data.get("message"),
+        count=data.get("count"), note=data.get("note"),
+    )
+
+
+def spec_from_data(data: Mapping[str, Any]) -> RuleSpec:
+    """Build a RuleSpec from validated data (``RuleFile.model_dump(by_alias=True)``)."""
+    fix = data.get("fix")
+    examples = data["examples"]
+    return RuleSpec(
+        code=data["code"], name=data["name"], severity=data["severity"], scope=data["scope"],
+        versions=data.get("versions", "*"), condition=data["condition"], let=dict(data.get("let") or {}),
+        message=data["message"], why=data["why"], at=data.get("at"),
+        fix=None if fix is None else FixSpec(fix["action"], fix["key"], fix.get("value"), fix.get("new_key"),
+                                             bool(fix.get("safe", False))),
+        references=tuple(data["references"]),
+        pass_examples=tuple(_example(e) for e in examples["pass"]),
+        fail_examples=tuple(_example(e) for e in examples["fail"]),
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# Version ranges: ">=1.13,<2.0", "==2.0", "*"
+
+_CLAUSE = re.compile(r"^(>=|<=|==|!=|>|<)?\s*([0-9]+)(?:\.([0-9]+))?$")
+
+
+@dataclass(frozen=True)
+class VersionRange:
+    text: str
+    clauses: tuple[tuple[str, FlinkVersion], ...]
+
+    @classmethod
+    def parse(cls, text: str) -> VersionRange:
+        stripped = text.strip()
+        if stripped in ("", "*", "all"):
+            return cls(text, ())
+        clauses: list[tuple[str, FlinkVersion]] = []
+        for part in stripped.split(","):
+            match = _CLAUSE.match(part.strip())
+            if match is None:
+                raise ValueError(f"version clause '{part.strip()}' is not like '>=1.17' or '<2.0'")
+            op = match.group(1) or "=="
+            version = FlinkVersion(int(match.group(2)), int(match.group(3) or 0))
+            clauses.append((op, version))
+        return cls(text, tuple(clauses))
+
+    def contains(self, version: FlinkVersion) -> bool:
+        for op, bound in self.clauses:
+            ok = {
+                ">=": version >= bound, "<=": version <= bound, ">": version > bound,
+                "<": version < bound, "==": version == bound, "!=": version != bound,
+            }[op]
+            if not ok:
+                return False
+        return True

@@ -1,0 +1,36 @@
+"""Shared fixtures for the analysis tests: one local Spark session for the whole run.
+
+Starting Spark costs seconds, so every Spark test in this folder shares this session-scoped
+fixture (quinn/chispa style); tests build their inputs inline or from the real dumps.
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+REAL = Path("/work/shared/data/real-flink-1.20")
+REPO = Path(__file__).resolve().parents[2]
+SAMPLE_DATA = REPO / "sample_data"
+
+
+def real_dump(name: str) -> Path:
+    """The real Flink 1.20 dumps: from the shared data folder, else the copies in sample_data/."""
+    for base in (REAL, SAMPLE_DATA / "real-flink-1.20"):
+        if (base / name / "metrics.parquet").is_file():
+            return base / name
+    pytest.skip(f"real dump {name} not available")
+
+
+@pytest.fixture(scope="session")
+def spark() -> Iterator[object]:
+    if shutil.which("java") is None:
+        pytest.skip("Java is not installed")
+    from flinktune.analysis.session import build_session
+
+    session = build_session("local[2]", {"spark.sql.shuffle.partitions": "2"})
+    yield session
+    session.stop()

@@ -1,0 +1,159 @@
+""""Insufficient number of network buffers": the model (flinktune.model.buffers) and the lint vs real Flink.
+
+Two TaskManagers x 4 slots run a job at parallelism 8, so with default slot sharing every TaskManager
+holds 4 subtasks of every vertex and each all-to-all gate has 4 local and 4 remote channels. Flink
+1.20 asks, per TaskManager, for every input gate's floating minimum plus 2 exclusive buffers per
+*remote* channel, and for every result partition's subpartitions + 1 (InputGateSpecUtils,
+NettyShuffleUtils, NetworkBufferPool @1.20; flink-facts.md §2). The model computes that requirement
+R from the job graph; we give the TaskManagers exactly R buffers of network memory and then R - 1
+(``taskmanager.memory.network.min = max = buffers x 32 KiB``) and require Flink to run the job at R
+and to fail with Flink's own message at R - 1, for a one-exchange and a three-exchange job.
+
+The model's placement assumption (slot k holds subtask k of every vertex) is not Flink's
+(cluster.evenly-spread-out-slots interleaves subtasks), but with all-to-all edges and full
+TaskManagers the number of local channels per gate, hence the requirement, is the same; the test
+also rebuilds the graph from the running job's REST plan and checks the model gives the same R.
+
+The lint (FTC030) sees no job graph and assumes one all-to-all exchange with every channel remote,
+an upper bound: it must fire whenever Flink fails for a job of that shape, and its threshold exceeds
+the real requirement by exactly the exclusive buffers local channels do not take.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass
+
+import pytest
+
+from flinktune.model.buffers import (
+    Edge,
+    JobGraph,
+    Vertex,
+    buffer_settings,
+    busiest_taskmanager,
+    chain_graph,
+    fits,
+    taskmanager_buffers,
+    worst_case_taskmanager_buffers,
+)
+from flinktune.versions import FlinkVersion
+
+pytestmark = pytest.mark.flink
+
+SEGMENT = 32 * 1024
+SLOTS = 4
+PARALLELISM = 8
+SETTINGS = buffer_settings(FlinkVersion(1, 20))
+INSUFFICIENT = "Insufficient number of network buffers"
+
+# The two jobs' graphs as NetworkJob.java builds them (exchanges 1: Gen->Parse -HASH-> rest; exchanges 3:
+# REBALANCE, HASH, REBALANCE); every edge all-to-all and pipelined_bounded.
+GRAPHS = {
+    1: JobGraph((Vertex("source", PARALLELISM), Vertex("agg", PARALLELISM)), (Edge("source", "agg", "HASH"),)),
+    3: chain_graph(PARALLELISM, 3, "HASH"),
+}
+
+
+def required_buffers(graph: JobGraph) -> int:
+    return busiest_taskmanager(taskmanager_buffers(graph, SETTINGS, SLOTS)).required
+
+
+R1, R3 = required_buffers(GRAPHS[1]), required_buffers(GRAPHS[3])
+
+
+@dataclass(frozen=True)
+class Point:
+    buffers: int
+    jobs: tuple[int, ...]  # which jobs (by number of exchanges) to start at this network size
+
+
+POINTS = (Point(R1 - 1, (1,)), Point(R1, (1, 3)), Point(R3 - 1, (3,)), Point(R3, (3, 1)))
+
+
+def graph_from_plan(plan: dict) -> JobGraph:
+    nodes = plan["plan"]["nodes"]
+    return JobGraph(
+        tuple(Vertex(n["id"], int(n["parallelism"])) for n in nodes),
+        tuple(Edge(i["id"], n["id"], i["ship_strategy"], i.get("exchange", "pipelined_bounded"))
+              for n in nodes for i in n.get("inputs", [])),
+    )
+
+
+def _outcome(cluster, job_id: str, settle_s: float = 5.0, timeout_s: float = 90.0) -> tuple[str, str]:
+    """RUNNING once every vertex ran and kept running for `settle_s` (buffers are requested while tasks
+    set up, before they run), else the terminal state and Flink's root exception."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        job = cluster.get(f"/jobs/{job_id}")
+        if job["state"] in ("FAILED", "CANCELED", "FINISHED"):
+            return job["state"], cluster.root_exception(job_id)
+        if job["state"] == "RUNNING" and all(v["status"] == "RUNNING" for v in job["vertices"]):
+            time.sleep(settle_s)
+            state = cluster.job_state(job_id)
+            return state, cluster.root_exception(job_id) if state != "RUNNING" else ""
+        time.sleep(0.5)
+    raise TimeoutError(f"job {job_id} neither ran nor failed within {timeout_s} s")
+
+
+def _lint_fires(cli, config_file) -> bool:
+    result = cli("lint", str(config_file), "--select", "FTC030", "--parallelism", str(PARALLELISM),
+                 "--format", "json", "--flink-version", "1.20")
+    assert result.returncode in (0, 1), result.stderr
+    return any(f["code"] == "FTC030" for f in json.loads(result.stdout)["findings"])
+
+
+def test_the_points_straddle_the_boundary():
+    # Worked by hand from flink-facts.md §2.2/§2.3 (1.17+ streaming defaults, 4 remote of 8 channels):
+    # one exchange per slot: partition 8+1, gate 2*4+1 -> 18; x4 slots = 72.
+    # three exchanges per slot: 3 partitions (9 each) + 3 gates (9 each) = 54; x4 slots = 216.
+    assert (R1, R3) == (72, 216)
+    verdicts = {(p.buffers, jobs): fits(busiest_taskmanager(taskmanager_buffers(GRAPHS[jobs], SETTINGS, SLOTS)),
+                                        p.buffers, SEGMENT).fits for p in POINTS for jobs in p.jobs}
+    assert verdicts == {(71, 1): False, (72, 1): True, (72, 3): False, (215, 3): False, (216, 3): True,
+                        (216, 1): True}
+
+
+@pytest.mark.parametrize("point", POINTS, ids=lambda p: f"{p.buffers}-buffers")
+def test_flink_agrees_with_the_model_and_the_lint(point: Point, flink_cluster, jar_id, flinktune_cli):
+    flink_cluster.use_taskmanagers(2, **{
+        "taskmanager.numberOfTaskSlots": SLOTS,
+        "taskmanager.memory.network.min": f"{point.buffers * SEGMENT // 1024}kb",
+        "taskmanager.memory.network.max": f"{point.buffers * SEGMENT // 1024}kb",
+    })
+    tms = flink_cluster.get("/taskmanagers")["taskmanagers"]
+    assert [tm["slotsNumber"] for tm in tms] == [SLOTS, SLOTS]
+    lint_fires = _lint_fires(flinktune_cli, flink_cluster.tm_config_file)
+    worst = worst_case_taskmanager_buffers(PARALLELISM, SLOTS, SETTINGS).required
+    assert lint_fires == (point.buffers < worst)
+
+    for exchanges in point.jobs:
+        job_id = flink_cluster.submit(jar_id, PARALLELISM, name=f"buffers-{point.buffers}-x{exchanges}",
+                                      rate=200, exchanges=exchanges)
+        try:
+            state, error = _outcome(flink_cluster, job_id)
+            graph = graph_from_plan(flink_cluster.get(f"/jobs/{job_id}/plan"))
+        finally:
+            if flink_cluster.job_state(job_id) not in ("FAILED", "CANCELED", "FINISHED"):
+                flink_cluster.cancel(job_id)
+        # The graph Flink actually built gives the model the same requirement as ours.
+        assert len(graph.edges) == exchanges
+        demand = busiest_taskmanager(taskmanager_buffers(graph, SETTINGS, SLOTS))
+        assert demand.required == required_buffers(GRAPHS[exchanges])
+        model = fits(demand, point.buffers, SEGMENT)
+        if model.fits:
+            assert state == "RUNNING", f"model: fits ({demand.required} <= {point.buffers}); Flink: {error[:400]}"
+        else:
+            assert state == "FAILED", f"model: {model.message}; Flink kept the job {state}"
+            assert INSUFFICIENT in error
+            assert f"The total number of network buffers is currently set to {point.buffers} of {SEGMENT}" in error
+        if exchanges == 1 and state == "FAILED":
+            # The lint's stated worst case is this job's shape: it must have warned.
+            assert lint_fires
+
+
+def test_lint_threshold_minus_real_requirement_is_the_local_channels_exclusive_buffers():
+    worst = worst_case_taskmanager_buffers(PARALLELISM, SLOTS, SETTINGS).required
+    local_per_gate = SLOTS  # all-to-all, full TaskManagers: the producers in the same TaskManager
+    assert worst - R1 == SLOTS * SETTINGS.buffers_per_channel * local_per_gate

@@ -1,0 +1,8 @@
+"""Make ``hostile_inputs`` importable from the hostile-input tests (pytest runs with --import-mode=importlib)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))

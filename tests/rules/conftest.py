@@ -1,0 +1,15 @@
+"""Rule tests keep the validated-rules cache in a temporary folder, never in the user's home."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _rules_cache_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    mp = pytest.MonkeyPatch()
+    mp.setenv("FLINKTUNE_CACHE_DIR", str(tmp_path_factory.mktemp("rules-cache")))
+    yield
+    mp.undo()

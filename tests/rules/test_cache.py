@@ -1,0 +1,77 @@
+"""The validated-rules cache: pydantic validates a rule file once; unchanged files skip it."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+from flinktune.rules import load_rules
+from flinktune.rules.loader import CACHE_FILE_NAME
+
+RULE = textwrap.dedent("""\
+    code: FTX001
+    name: too-many-slots
+    severity: warning
+    scope: config
+    condition: config("taskmanager.numberOfTaskSlots") > 64
+    message: "too many slots"
+    why: w
+    references: [x]
+    examples:
+      pass: [{config: {taskmanager.numberOfTaskSlots: "4"}}]
+      fail: [{config: {taskmanager.numberOfTaskSlots: "100"}}]
+    """)
+
+PROBE = (
+    "import sys\n"
+    "from flinktune.rules import load_rules\n"
+    "ruleset = load_rules(extra_dirs=sys.argv[1:])\n"
+    "print(len(ruleset), 'pydantic' in sys.modules)\n"
+)
+
+
+def probe(cache: Path, *dirs: Path) -> str:
+    env = {**os.environ, "FLINKTUNE_CACHE_DIR": str(cache)}
+    result = subprocess.run([sys.executable, "-c", PROBE, *map(str, dirs)], capture_output=True, text=True,
+                            env=env, timeout=120)
+    assert result.returncode == 0, result.stderr
+    return result.stdout.strip()
+
+
+def test_second_run_does_not_import_pydantic(tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    rules = tmp_path / "rules"
+    rules.mkdir()
+    (rules / "a.yaml").write_text(RULE, encoding="utf-8")
+    count, validated = probe(cache, rules).split()
+    assert validated == "True" and (cache / CACHE_FILE_NAME).is_file()
+    assert probe(cache, rules) == f"{count} False"
+    # An edited file is validated again (its bytes are the key), and so is an invalid one, every time.
+    (rules / "a.yaml").write_text(RULE.replace("too many slots", "way too many slots"), encoding="utf-8")
+    assert probe(cache, rules) == f"{count} True"
+    assert probe(cache, rules) == f"{count} False"
+
+
+def test_broken_cache_is_ignored(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setenv("FLINKTUNE_CACHE_DIR", str(tmp_path))
+    (tmp_path / CACHE_FILE_NAME).write_text("{not json", encoding="utf-8")
+    assert load_rules().get("FTC001") is not None
+    assert isinstance(json.loads((tmp_path / CACHE_FILE_NAME).read_text(encoding="utf-8")), dict)
+
+
+def test_unwritable_cache_is_ignored(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    blocker = tmp_path / "file"
+    blocker.write_text("", encoding="utf-8")
+    monkeypatch.setenv("FLINKTUNE_CACHE_DIR", str(blocker / "sub"))
+    assert load_rules().get("FTC001") is not None
+
+
+def test_cache_can_be_switched_off(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setenv("FLINKTUNE_CACHE_DIR", str(tmp_path))
+    monkeypatch.setenv("FLINKTUNE_NO_CACHE", "1")
+    load_rules()
+    assert not (tmp_path / CACHE_FILE_NAME).exists()
