@@ -121,7 +121,7 @@ def main() -> None:
         "rule set; flinktune runs every bundled rule (catalog lookups, memory derivation, network",
         "buffer formula).",
         "",
-        "| " + " | ".join(f"{k}: {v}" for k, v in meta.items()) + " |",
+        *(f"- {k}: {v}" for k, v in meta.items()),
         "",
         "| workload | tool | median wall (s) | min wall (s) | max wall (s) | median CPU (s) | runs "
         "| exit code |",

@@ -346,6 +346,10 @@ class _Planner:
             want = share
             basis = (f"the NIC share per channel: {_rate_text(job.bandwidth_bytes_per_s)} over {remote} remote "
                      f"channels = {_rate_text(share)} (no rate given)")
+        if (self.measured is not None and self.measured.cause in ("too_few_credits", "network_or_credits")
+                and job.rate_per_subtask is not None and self.measured.rate_per_subtask == job.rate_per_subtask):
+            basis += ("; measured while credit-bound, so this rate is a floor: give --rate for the rate the job "
+                      "must sustain")
         need = self._credits_for(want, seg)
         metrics = ("channel_ceiling_bytes_per_s", "channel_throughput_bytes_per_s", "gate_inflight_bytes",
                    "drain_time_s", "network_needed_bytes")
@@ -597,7 +601,8 @@ class _Planner:
                         metrics)
         if target != DEBLOAT_DEFAULT_TARGET_S:
             self.set_option(KEY_DEBLOAT_TARGET, _ms_text(target),
-                            f"keep in-flight data within the latency target {_ms_text(job.latency_target_s or 0)}",
+                            f"bring in-flight data toward the latency target {_ms_text(job.latency_target_s or 0)} "
+                            "(not below 100 ms: smaller targets shrink buffers until they cost throughput)",
                             metrics)
         if self.version < V2_0 and p > DEBLOAT_HIGH_PARALLELISM and settings.floating_per_gate < p:
             self.set_option(mb.KEY_FPG, str(p),
@@ -896,4 +901,29 @@ def recommend(document: ConfigDocument, text: str, version: FlinkVersion, env: E
     )
 
 
-__all__ = ["Change", "Effect", "ModelInputError", "Recommendation", "recommend", "resolve_job"]
+def recommend_text(text: str, path: str, env: Environment | None, *,
+                   version_of: Callable[[ConfigDocument], FlinkVersion],
+                   measured_for: Callable[[ConfigDocument, FlinkVersion], Measured | None] | None = None,
+                   plan: dict[str, Any] | None = None, catalog: Catalog | None = None) -> list[Recommendation]:
+    """Every Flink configuration in a file's ``text``, one after the other: each document is re-read
+    from the text the previous one's edits produced, so the last ``new_text`` holds all changes."""
+    from flinktune.config.reader import read_config_text
+    from flinktune.errors import ConfigError
+
+    catalog = catalog or load_catalog()
+    count = len(read_config_text(text, path))
+    if count == 0:
+        raise ConfigError("holds no Flink configuration (no FlinkDeployment, ConfigMap or config keys)", file=path)
+    out: list[Recommendation] = []
+    current = text
+    for index in range(count):
+        document = read_config_text(current, path)[index]
+        version = version_of(document)
+        measured = measured_for(document, version) if measured_for is not None else None
+        rec = recommend(document, current, version, env, measured=measured, plan=plan, catalog=catalog)
+        out.append(rec)
+        current = rec.new_text
+    return out
+
+
+__all__ = ["Change", "Effect", "ModelInputError", "Recommendation", "recommend", "recommend_text", "resolve_job"]

@@ -84,12 +84,11 @@ def measured_from_analysis(result: Any, segment_bytes: int) -> Measured:
 
 def measure(inputs: Sequence[str], *, plan_path: str | None, version: FlinkVersion, slots: int,
             segment_bytes: int, rtt_s: float | None, bandwidth_bytes_per_s: float | None,
-            progress: Callable[[str], None] | None = None) -> Measured:
-    """Run the analysis on a dump (files, folders or globs) and reduce it."""
+            progress: Callable[[str], None] | None = None, session: Any = None) -> Measured:
+    """Run the analysis on a dump (files, folders or globs) and reduce it (``session``: reuse a
+    SparkSession, as the tests do)."""
     from flinktune.analysis import AnalysisOptions, Environment, analyze
 
-    options = AnalysisOptions(
-        inputs=tuple(inputs), plan_path=plan_path, slots=slots, version=version,
-        env=Environment(segment_bytes=segment_bytes, bandwidth_bytes_per_s=bandwidth_bytes_per_s, rtt_s=rtt_s),
-    )
-    return measured_from_analysis(analyze(options, progress=progress), segment_bytes)
+    env = Environment(segment_bytes=segment_bytes, bandwidth_bytes_per_s=bandwidth_bytes_per_s, rtt_s=rtt_s)
+    options = AnalysisOptions(inputs=tuple(inputs), plan_path=plan_path, slots=slots, version=version, env=env)
+    return measured_from_analysis(analyze(options, progress=progress, session=session), segment_bytes)

@@ -78,6 +78,7 @@ def lint(
     from flinktune.lint.baseline import write_baseline as save_baseline
     from flinktune.lint.project import discover
     from flinktune.report import render, resolve_format
+    from flinktune.report.text import visible
     from flinktune.versions import parse_version
 
     def run() -> int:
@@ -123,7 +124,7 @@ def lint(
         else:
             typer.echo(text, nl=False)
         for problem in result.problems:
-            typer.echo(f"flinktune: error: {problem.one_line()}", err=True)
+            typer.echo(f"flinktune: error: {visible(problem.one_line())}", err=True)
         _note_assumed_versions(result)
         if write_baseline is not None:
             count = save_baseline(result.all_findings, write_baseline)

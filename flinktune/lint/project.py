@@ -84,8 +84,9 @@ def _raw_table(path: Path) -> tuple[dict[str, Any], str]:
             problem = getattr(error, "problem", None) or "invalid YAML"
             raise ConfigError(f"invalid YAML in project config: {problem}", file=str(path),
                               line=line) from None
-        except (ValueError, RecursionError) as error:  # bad tagged scalars, absurd nesting
-            problem = "nests too deeply" if isinstance(error, RecursionError) else str(error).splitlines()[0]
+        # PyYAML's constructors raise these on bad tagged scalars (!!int x); its composer recurses.
+        except (ValueError, IndexError, TypeError, OverflowError, RecursionError) as error:
+            problem = "nests too deeply" if isinstance(error, RecursionError) else f"{error}" or "bad value"
             raise ConfigError(f"invalid YAML in project config: {problem}", file=str(path)) from None
         if table is None:
             table = {}

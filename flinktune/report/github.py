@@ -8,12 +8,15 @@ from __future__ import annotations
 
 from flinktune.findings import Severity
 from flinktune.lint.model import LintResult
+from flinktune.report.text import visible
 
 _COMMAND = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "notice"}
 
 
 def escape_data(text: str) -> str:
-    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    # CR/LF first (the runner's line breaks), then other invisible characters shown as \\uXXXX.
+    escaped = text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    return visible(escaped)
 
 
 def escape_property(text: str) -> str:

@@ -2,8 +2,31 @@
 
 from __future__ import annotations
 
+import unicodedata
+
 from flinktune.findings import Finding, Fix, Severity
 from flinktune.lint.model import LintResult
+
+# Control, format (bidi overrides, zero-width) and line/paragraph separators: shown escaped, so a
+# hostile or broken key cannot reorder or hide text in a terminal or a CI log ("trojan source").
+_INVISIBLE_CATEGORIES = frozenset({"Cc", "Cf", "Zl", "Zp"})
+
+
+def visible(text: str) -> str:
+    """``text`` with invisible and control characters as ``\\uXXXX`` escapes (tab as ``\\t``)."""
+    if text.isprintable():
+        return text
+    out = []
+    for ch in text:
+        if unicodedata.category(ch) in _INVISIBLE_CATEGORIES:
+            if ch == "\t":
+                out.append("\\t")
+            else:
+                out.append(f"\\u{ord(ch):04x}" if ord(ch) <= 0xFFFF else f"\\U{ord(ch):08x}")
+        else:
+            out.append(ch)
+    return "".join(out)
+
 
 _COLOURS = {Severity.ERROR: "\x1b[31m", Severity.WARNING: "\x1b[33m", Severity.INFO: "\x1b[36m"}
 _BOLD, _DIM, _RESET = "\x1b[1m", "\x1b[2m", "\x1b[0m"
@@ -28,15 +51,16 @@ def _finding_lines(finding: Finding, result: LintResult, color: bool, verbose: b
         code = f"{_BOLD}{finding.code}{_RESET}"
     else:
         code = finding.code
-    lines = [f"{finding.location}: {severity} {code} [{finding.name}] {finding.message}"]
+    where, message = visible(str(finding.location)), visible(finding.message)
+    lines = [f"{where}: {severity} {code} [{finding.name}] {message}"]
     if finding.fix is not None:
         info = result.rule(finding.code)
         hint = " (fixable with --fix)" if info is not None and info.fix_safe and finding.fix.action in (
             "rename", "delete") else ""
-        text = f"    fix: {describe_fix(finding.fix)}{hint}"
+        text = f"    fix: {visible(describe_fix(finding.fix))}{hint}"
         lines.append(f"{_DIM}{text}{_RESET}" if color else text)
     if verbose and finding.why:
-        lines.append(f"    why: {' '.join(finding.why.split())}")
+        lines.append(f"    why: {visible(' '.join(finding.why.split()))}")
     if verbose:
         lines.extend(f"    see: {ref}" for ref in finding.references)
     return lines
@@ -47,10 +71,10 @@ def render_text(result: LintResult, *, color: bool = False, verbose: bool = Fals
     if verbose:
         for fv in result.versions:
             name = f" ({fv.document})" if fv.document else ""
-            out.append(f"{fv.file}{name}: checked against Flink {fv.version} ({fv.source})")
+            out.append(visible(f"{fv.file}{name}: checked against Flink {fv.version} ({fv.source})"))
     for fix in result.fixes:
-        out.append(f"{fix.file}:{fix.line}: fixed {fix.code}: {fix.description}"
-                   if fix.line is not None else f"{fix.file}: fixed {fix.code}: {fix.description}")
+        where = f"{fix.file}:{fix.line}" if fix.line is not None else fix.file
+        out.append(visible(f"{where}: fixed {fix.code}: {fix.description}"))
     for finding in result.findings:
         out.extend(_finding_lines(finding, result, color, verbose))
     # Inputs that could not be read are not repeated here: the CLI prints one line each on stderr.

@@ -17,6 +17,7 @@ from typing import Any
 from flinktune.config.types import ConfigDocument, ConfigEntry
 from flinktune.errors import ConditionError, FlinktuneError
 from flinktune.rules.lang import Function, truthy
+from flinktune.rules.template import format_value
 from flinktune.units import (
     parse_bool,
     parse_duration,
@@ -505,6 +506,16 @@ def _network_buffers(ctx: RuleContext) -> object:
     return None if derived is None else derived.network_buffers  # type: ignore[attr-defined]
 
 
+def _fixed_value(ctx: RuleContext, key: object) -> object:
+    """The value Flink 2.x hard-codes for a removed buffer option (model.buffers.FIXED_IN_2X)."""
+    name = _text(key, "key")
+    if ctx.version < FlinkVersion(2, 0):
+        return None
+    from flinktune.model import buffers
+
+    return buffers.FIXED_IN_2X.get(name)
+
+
 def _buffer_settings(ctx: RuleContext) -> object:
     """The buffer options in force (flinktune.model.buffers), or null if they do not validate."""
 
@@ -597,6 +608,7 @@ FUNCTIONS: Mapping[str, Function] = {
            "ends_with(text, suffix)"),
         _f("any", (1, 1), _any_all(any), "any(list): some item is true"),
         _f("all", (1, 1), _any_all(all), "all(list): every item is true"),
+        _f("text", (1, 1), lambda _ctx, value: format_value(value), "text(x): x as text (null gives 'null')"),
         _f("is_power_of_two", (1, 1), _nullable(_is_power_of_two), "whole number that is a power of two"),
         # units
         _f("memory", (1, 1), _memory, "memory(text): bytes of a Flink MemorySize text, null if unparseable"),
@@ -638,6 +650,8 @@ FUNCTIONS: Mapping[str, Function] = {
         _f("tm_memory", (1, 1), _tm_memory,
            "tm_memory(component): derived TaskManager memory component in bytes ("
            + ", ".join(_TM_COMPONENTS) + ")"),
+        _f("fixed_value", (1, 1), _fixed_value,
+           "fixed_value(key): the value Flink 2.x hard-codes for a removed buffer option, else null"),
         _f("network_buffers", (0, 0), _network_buffers,
            "network_buffers(): network buffers per TaskManager (network memory / segment size)"),
         _f("buffers_required", (2, 2), _buffers_required,

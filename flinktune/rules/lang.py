@@ -72,6 +72,11 @@ class Token:
     pos: int       # 1-based column in the condition text
 
 
+# ASCII only: str.isdigit() accepts '²' and friends, which int() then refuses.
+_DIGITS = frozenset("0123456789")
+_LETTERS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
+_NAME_CHARS = _DIGITS | _LETTERS | {"_"}
+
 _OPERATORS = ("**", "//", "==", "!=", "<=", ">=", "(", ")", "[", "]", ",", ".", "+", "-", "*", "/", "%",
               "<", ">")
 
@@ -96,20 +101,20 @@ def tokenize(source: str) -> list[Token]:
             i += 1
             continue
         start = i
-        if ch.isdigit() or (ch == "." and i + 1 < n and source[i + 1].isdigit()):
-            while i < n and source[i].isdigit():
+        if ch in _DIGITS or (ch == "." and i + 1 < n and source[i + 1] in _DIGITS):
+            while i < n and source[i] in _DIGITS:
                 i += 1
             is_float = False
-            if i < n and source[i] == "." and i + 1 < n and source[i + 1].isdigit():
+            if i < n and source[i] == "." and i + 1 < n and source[i + 1] in _DIGITS:
                 is_float = True
                 i += 1
-                while i < n and source[i].isdigit():
+                while i < n and source[i] in _DIGITS:
                     i += 1
             digits = source[start:i]
             if len(digits) > MAX_NUMBER_DIGITS:
                 raise _error("number literal too long", start + 1, source)
             unit_start = i
-            while i < n and (source[i].isalpha() and source[i].isascii()):
+            while i < n and source[i] in _LETTERS:
                 i += 1
             unit = source[unit_start:i].lower()
             number: int | float = float(digits) if is_float else int(digits)
@@ -126,12 +131,10 @@ def tokenize(source: str) -> list[Token]:
                              "duration: ns us ms s min h d)", unit_start + 1, source)
             tokens.append(Token("NUM", source[start:i], value, start + 1))
             continue
-        if ch.isalpha() or ch == "_":
-            while i < n and (source[i].isalnum() or source[i] == "_"):
+        if ch in _LETTERS or ch == "_":
+            while i < n and source[i] in _NAME_CHARS:
                 i += 1
             word = source[start:i]
-            if not word.isascii():
-                raise _error(f"name '{word}' has non-ASCII characters", start + 1, source)
             if word.startswith("_"):
                 raise _error(f"name '{word}' starts with '_' (not allowed)", start + 1, source)
             tokens.append(Token("NAME", word, word, start + 1))

@@ -136,9 +136,9 @@ def _parse_yaml(text: RuleText) -> tuple[object | None, list[str]]:
         where = f":{mark.line + 1}" if mark is not None else ""
         problem = getattr(error, "problem", None) or str(error).splitlines()[0]
         return None, [f"{text.source}{where}: invalid YAML: {problem}"]
-    except (ValueError, RecursionError) as error:
+    except (ValueError, IndexError, TypeError, OverflowError, RecursionError) as error:
         # Bad tagged scalars (!!int x, !!timestamp 2020-99-99) fail in PyYAML's constructors.
-        problem = "nests too deeply" if isinstance(error, RecursionError) else str(error).splitlines()[0]
+        problem = "nests too deeply" if isinstance(error, RecursionError) else f"{error}" or "bad value"
         return None, [f"{text.source}: invalid YAML: {problem}"]
     problem = _shared_or_oversized(data)
     if problem is not None:

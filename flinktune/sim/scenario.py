@@ -318,10 +318,10 @@ def scenario_from_text(text: str, file: str = "<scenario>") -> Scenario:
         mark = getattr(error, "problem_mark", None)
         raise ScenarioError(f"not valid YAML: {getattr(error, 'problem', None) or error}", file=file,
                             line=mark.line + 1 if mark is not None else None) from None
-    except (ValueError, RecursionError) as error:
-        # PyYAML's constructors raise ValueError on bad tagged scalars (!!int x, !!timestamp
+    except (ValueError, IndexError, TypeError, OverflowError, RecursionError) as error:
+        # PyYAML's constructors raise these on bad tagged scalars (!!int x, bare !!int, !!timestamp
         # 2020-99-99, over-long integers); its composer recurses once per nesting level.
-        problem = "nests too deeply" if isinstance(error, RecursionError) else str(error).splitlines()[0]
+        problem = "nests too deeply" if isinstance(error, RecursionError) else f"{error}" or "bad value"
         raise ScenarioError(f"not valid YAML: {problem}", file=file) from None
     if not isinstance(data, dict):
         raise ScenarioError("a scenario is a YAML mapping (name, job, ...)", file=file, line=1)

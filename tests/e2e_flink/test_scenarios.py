@@ -15,7 +15,11 @@ from __future__ import annotations
 
 import json
 import math
+import os
+import signal
 import statistics
+import subprocess
+import sys
 from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,6 +38,13 @@ class Dump:
     scenario: str
     job_id: str
     folder: Path
+    analysis: subprocess.Popen[str]  # `flinktune analyze` on this dump, started as soon as it was written
+
+    def analyze_report(self) -> tuple[int, dict]:
+        """Wait for the analysis (it runs while the next scenario collects) and return (exit code, JSON)."""
+        stdout, stderr = self.analysis.communicate(timeout=600)
+        assert self.analysis.returncode in (0, 1), stderr[-3000:]
+        return self.analysis.returncode, json.loads(stdout)
 
     @property
     def metrics(self) -> Path:
@@ -78,7 +89,25 @@ def _run_scenario(cluster, jar_id, cli, tmp: Path, scenario: str, **job_args) ->
         assert "collected" in result.stdout
     finally:
         cluster.cancel(job_id)
-    return Dump(scenario, job_id, folder)
+    # Spark takes a while: let it work while the next scenario runs (stopped by PID in `_reap`).
+    analysis = subprocess.Popen(
+        [sys.executable, "-m", "flinktune", "analyze", str(folder / "metrics.parquet"), "--format", "json",
+         "--no-progress"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+    )
+    _ANALYSES.append(analysis)
+    return Dump(scenario, job_id, folder, analysis)
+
+
+_ANALYSES: list[subprocess.Popen[str]] = []
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _reap():
+    yield
+    for proc in _ANALYSES:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGTERM)  # the CLI and the Spark JVM it started
+            proc.communicate(timeout=60)
 
 
 @pytest.fixture(scope="module")
@@ -168,3 +197,48 @@ def test_collect_refuses_a_finished_job(flink_cluster, flinktune_cli, healthy: D
                                      "CANCELED; collect needs a running job")
     result = flinktune_cli("collect", "--url", flink_cluster.url, "--job", "0" * 32, "-o", str(tmp_path))
     assert result.returncode == 2 and f"no job {'0' * 32}" in result.stderr
+
+
+# --- flinktune analyze on the real dumps -------------------------------------------------------------
+
+BACKPRESSURE_CODES = {"FTA001", "FTA002", "FTA003", "FTA004", "FTA005", "FTA006", "FTA007", "FTA008", "FTA011"}
+
+
+def _job(report: dict, dump: Dump) -> dict:
+    jobs = [j for j in report["jobs"] if j["job_id"] == dump.job_id]
+    assert len(jobs) == 1, report["jobs"]
+    assert jobs[0]["has_plan"], "plan.json beside the dump was not used"
+    return jobs[0]
+
+
+def test_analyze_finds_the_slow_sink(slow_sink: Dump):
+    code, report = slow_sink.analyze_report()
+    job = _job(report, slow_sink)
+    assert [o["vertex"] for o in job["origins"]] == [SINK]
+    origin = job["origins"][0]
+    assert origin["cause"] == "all_busy"  # every sink subtask pauses per record: scale out
+    assert set(origin["upstream_backpressured"]) == {SOURCE, PARSE, AGG}
+    assert code == 1
+    origin_findings = [f for f in report["findings"] if f["code"] == "FTA001"]
+    assert [f["vertex"] for f in origin_findings] == [SINK]
+
+
+def test_analyze_finds_the_hot_subtask(skew: Dump):
+    code, report = skew.analyze_report()
+    job = _job(report, skew)
+    assert [o["vertex"] for o in job["origins"]] == [AGG]
+    origin = job["origins"][0]
+    assert origin["cause"] == "hot_subtask"
+    busy = skew.median_by_subtask("busyTimeMsPerSecond", AGG)
+    assert origin["hot_subtask"] == max(busy, key=busy.get)
+    assert PARSE in origin["upstream_backpressured"]
+    assert code == 1
+
+
+def test_analyze_reports_no_backpressure_on_the_healthy_job(healthy: Dump):
+    _code, report = healthy.analyze_report()
+    job = _job(report, healthy)
+    assert job["origins"] == []
+    assert not any(v["backpressured"] for v in job["vertices"]), job["vertices"]
+    assert {v["name"] for v in job["vertices"]} == {SOURCE, PARSE, AGG, SINK}
+    assert not [f["code"] for f in report["findings"] if f["code"] in BACKPRESSURE_CODES]

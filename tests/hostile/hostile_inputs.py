@@ -262,6 +262,16 @@ def value_seeds() -> list[str]:
             "v1_20", "1.20.1", "2.0-preview1", "hash", "\u0661\u0662mb", "inf", "nan", "1e309"]
 
 
+def memory_seeds() -> list[str]:
+    return ["32kb", "1 gb", "64 mebibytes", "0", "1024", "9223372036854775807b", "1536m", "2t", "100 bytes",
+            "1k", "5 kibibytes", "1.5g", "-1", "1e3mb"]
+
+
+def duration_seeds() -> list[str]:
+    return ["100 ms", "1 min", "30s", "2 d", "0", "10000", "5 h", "1 micro", "7 nanos", "3 hours", "1.5 s",
+            "-1 s", "1 week"]
+
+
 def condition_seeds() -> list[str]:
     seeds = ["config('taskmanager.memory.segment-size') > 64kb and not is_set('x')",
              "env.parallelism * env.slots >= 2 ** 10 or key in ['a', 'b']",
@@ -335,8 +345,8 @@ TARGETS: dict[str, Target] = {t.name: t for t in (
     Target("yaml", t_yaml, config_seeds),
     Target("k8s", t_k8s, config_seeds),
     Target("detect", t_detect, config_seeds),
-    Target("memory", t_memory, value_seeds),
-    Target("duration", t_duration, value_seeds),
+    Target("memory", t_memory, memory_seeds),
+    Target("duration", t_duration, duration_seeds),
     Target("values", t_values, value_seeds),
     Target("condition", t_condition, condition_seeds),
     Target("template", t_template, template_seeds),

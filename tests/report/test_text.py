@@ -50,3 +50,15 @@ def test_unknown_format_is_a_usage_error() -> None:
 def test_render_dispatches(sample_result: LintResult) -> None:
     for name in ("text", "json", "sarif", "github", "junit"):
         assert render(name, sample_result, fail_on=Severity.WARNING).strip()
+
+
+def test_invisible_characters_are_escaped() -> None:
+    from flinktune.findings import Finding, Location
+    from flinktune.report.text import visible
+
+    assert visible("t\u00e4sk \u2603 \U0001f600") == "t\u00e4sk \u2603 \U0001f600"     # printable: unchanged
+    assert visible("a\u202eb\u200bc\td\x07") == "a\\u202eb\\u200bc\\td\\u0007"
+    finding = Finding("FTC025", "odd-key", Severity.WARNING, "key 'x\u202ey'",
+                      Location("f\u2028.yaml", 1, "x"))
+    out = render_text(LintResult(findings=(finding,), files=("f\u2028.yaml",)))
+    assert out.splitlines()[0] == "f\\u2028.yaml:1: warning FTC025 [odd-key] key 'x\\u202ey'"

@@ -227,3 +227,11 @@ def test_entries_typed_by_config_yaml() -> None:
     found = evaluate_document(RULES, doc, V120)
     assert [f.location.line for f in found if f.code == "FTC010"] == [1]
     assert fn('config("taskmanager.memory.network.min")', doc) == 64 * 1024**2
+
+
+def test_sort_shuffle_min_parallelism_on_flink_2_cannot_take_effect() -> None:
+    # Flink 2.0 removed the option and hard-codes 1 (NettyShuffleEnvironmentConfiguration @2.0).
+    doc = read_config_text("taskmanager.network.sort-shuffle.min-parallelism: 100\n", "config.yaml")[0]
+    found = [f for f in evaluate_document(RULES, doc, V20) if f.code == "FTC004"]
+    assert len(found) == 1
+    assert "always uses 1, so this setting cannot take effect" in found[0].message

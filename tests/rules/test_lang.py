@@ -115,6 +115,9 @@ def test_type_errors_raise_condition_error(text: str) -> None:
     ("not " * 200 + "true", "nests deeper"),
     ("1" * 40, "too long"),
     ("x" * 5000, "characters long"),
+    ("²", "unexpected character"),
+    ("1²", "unexpected character"),
+    ("naïve", "unexpected character"),
     ("a.b.c ** 2 ** 3 `", "unexpected character '`'"),
 ])
 def test_hostile_or_broken_text_is_rejected_at_parse_time(text: str, fragment: str) -> None:

@@ -24,7 +24,8 @@ print(",".join(codes), "|", ",".join(heavy))
 
 def test_no_numpy_or_pyspark(tmp_path: Path) -> None:
     env = {**os.environ, "FLINKTUNE_CACHE_DIR": str(tmp_path)}
-    result = subprocess.run([sys.executable, "-c", PROBE], capture_output=True, text=True, env=env, timeout=120)
+    result = subprocess.run([sys.executable, "-c", PROBE], capture_output=True, text=True, env=env,
+                            timeout=120)
     assert result.returncode == 0, result.stderr
     codes, heavy = (part.strip() for part in result.stdout.split("|"))
     # The probe really ran the model-backed rules: too few buffers, little heap per slot, a typo.

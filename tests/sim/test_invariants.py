@@ -55,7 +55,7 @@ def scenarios(draw: st.DrawFn) -> Any:
     return scenario(vertices, **top)
 
 
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(sc=scenarios(), seed=st.integers(0, 2**16))
 def test_invariants_hold_on_random_scenarios(sc: Any, seed: int) -> None:
     # check_invariants re-checks pool, credit and floating-buffer accounting at every sample and

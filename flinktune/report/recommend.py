@@ -1,0 +1,199 @@
+"""Rendering a ``Recommendation`` (flinktune.advise) as text or JSON; no printing here."""
+
+from __future__ import annotations
+
+import json
+import math
+import textwrap
+from typing import Any
+
+from flinktune.advise.engine import Change, Effect, Recommendation
+from flinktune.advise.state import jsonable
+from flinktune.report.diff import unified_diff
+
+_ENV_ORDER = ("flink-version", "workload", "parallelism", "slots", "taskmanagers", "exchanges", "rtt", "bandwidth",
+              "rate", "record-size", "skew", "latency-target")
+
+
+def format_value(value: float | None, unit: str) -> str:
+    if value is None:
+        return "n/a"
+    if isinstance(value, float) and math.isinf(value):
+        return "unbounded"
+    if unit == "B":
+        for name, size in (("GiB", 1024**3), ("MiB", 1024**2), ("KiB", 1024)):
+            if abs(value) >= size:
+                return f"{value / size:.4g} {name}"
+        return f"{value:.0f} B"
+    if unit == "B/s":
+        for name, size in (("GB/s", 1e9), ("MB/s", 1e6), ("kB/s", 1e3)):
+            if abs(value) >= size:
+                return f"{value / size:.3g} {name}"
+        return f"{value:.3g} B/s"
+    if unit == "s":
+        if value == 0:
+            return "0 ms"
+        if value < 1:
+            return f"{value * 1000:.3g} ms"
+        return f"{value:.3g} s"
+    return f"{value:.4g} {unit}".strip()
+
+
+def _effect_text(effect: Effect) -> str:
+    return (f"{effect.label}: {format_value(effect.before, effect.unit)} -> "
+            f"{format_value(effect.after, effect.unit)}")
+
+
+def _current_text(change: Change) -> str:
+    if change.current is not None:
+        return change.current
+    return f"(default {change.default})" if change.default is not None else "(not set)"
+
+
+def _recommended_text(change: Change) -> str:
+    if change.action == "delete":
+        return "(delete)"
+    return change.recommended or ""
+
+
+def _key_text(change: Change) -> str:
+    if change.action == "rename":
+        return f"{change.key} -> {change.new_key}"
+    if change.action == "manual":
+        return f"{change.key} (by hand)"
+    return change.key
+
+
+def _environment_lines(rec: Recommendation) -> list[str]:
+    env = rec.environment
+    job = rec.job
+    values = {
+        "flink-version": str(rec.version), "workload": job.workload, "parallelism": str(job.parallelism),
+        "slots": str(job.slots), "taskmanagers": str(job.taskmanagers), "exchanges": str(job.exchanges),
+        "rtt": format_value(job.rtt_s, "s"), "bandwidth": format_value(job.bandwidth_bytes_per_s, "B/s"),
+        "rate": f"{job.rate_per_subtask:.4g} records/s per subtask" if job.rate_per_subtask else None,
+        "record-size": format_value(job.record_bytes, "B") if job.record_bytes else None,
+        "skew": f"{job.skew:.3g}x" if job.skew else None,
+        "latency-target": format_value(job.latency_target_s, "s") if job.latency_target_s else None,
+    }
+    parts = []
+    for name in _ENV_ORDER:
+        value = values.get(name)
+        if value is None:
+            continue
+        where = env.source(name)
+        parts.append(f"{name} {value}" + (f" [{where}]" if where and where not in ("flag",) else ""))
+    return textwrap.wrap("; ".join(parts), 100, initial_indent="  ", subsequent_indent="  ")
+
+
+def _network_lines(rec: Recommendation) -> list[str]:
+    out = []
+    if rec.original_memory_error:
+        out.append(f"  original: Flink refuses this TaskManager memory setup: {rec.original_memory_error}")
+    elif rec.original_fit is not None:
+        fit = rec.original_fit
+        verdict = "fits" if fit.fits else "DOES NOT FIT"
+        out.append(f"  original: needs {fit.required} buffers at start-up (pools grow to {fit.target}), "
+                   f"{fit.total_buffers} available of {fit.segment_bytes} bytes: {verdict} "
+                   f"(RequestedMemoryUsage {fit.requested_usage_percent:.0f}%)")
+        if fit.message:
+            out.append(f"  Flink would fail the job with: {fit.message}")
+    if rec.final_memory_error:
+        out.append(f"  recommended: memory setup refused: {rec.final_memory_error}")
+    elif rec.final_fit is not None and rec.changes:
+        fit = rec.final_fit
+        out.append(f"  recommended: needs {fit.required} buffers, {fit.total_buffers} available "
+                   f"({'fits' if fit.fits else 'DOES NOT FIT'}, RequestedMemoryUsage "
+                   f"{fit.requested_usage_percent:.0f}%)")
+    out.append(f"  demand assumption: {rec.demand_assumption}")
+    return out
+
+
+def render_recommendation_text(rec: Recommendation, *, diff: bool = True) -> str:
+    name = f" ({rec.name})" if rec.name else ""
+    lines = [f"{rec.path}{name}: recommendations for Flink {rec.version}", "", "Environment:"]
+    lines.extend(_environment_lines(rec))
+    if rec.assumptions:
+        lines.append("Assumed:")
+        lines.extend(f"  - {a}" for a in rec.assumptions)
+    if rec.measured is not None:
+        m = rec.measured
+        lines.append("Measured (--metrics):")
+        bits = [f"back pressure starts at {m.origin} ({m.cause})" if m.origin else "no back-pressure origin found"]
+        if m.buffer_fill is not None:
+            bits.append(f"remote buffers {m.buffer_fill:.0%} full")
+        lines.append("  " + "; ".join(bits))
+    lines.append("Network memory per TaskManager:")
+    lines.extend(_network_lines(rec))
+    lines.append("")
+    if not rec.changes:
+        lines.append("No changes: the configuration already fits this job and environment.")
+    else:
+        rows = [(str(i), _key_text(c), _current_text(c), _recommended_text(c)) for i, c in enumerate(rec.changes, 1)]
+        header = ("#", "key", "current", "recommended")
+        widths = [max(len(r[i]) for r in [*rows, header]) for i in range(4)]
+        widths[1] = min(widths[1], 70)
+        lines.append(f"Changes ({len(rec.changes)}):")
+        lines.append("  " + "  ".join(h.ljust(w) for h, w in zip(header, widths, strict=True)).rstrip())
+        lines.append("  " + "  ".join("-" * w for w in widths))
+        for row, change in zip(rows, rec.changes, strict=True):
+            lines.append("  " + "  ".join(v.ljust(w) for v, w in zip(row, widths, strict=True)).rstrip())
+            lines.extend(textwrap.wrap("why: " + change.why, 100, initial_indent="       ",
+                                       subsequent_indent="            "))
+            for effect in change.effects:
+                lines.append("       effect: " + _effect_text(effect))
+    if rec.notes:
+        lines.append("")
+        lines.append("Notes:")
+        for note in rec.notes:
+            lines.extend(textwrap.wrap(note, 100, initial_indent="  - ", subsequent_indent="    "))
+    if diff:
+        patch = unified_diff(rec.original_text, rec.new_text, rec.path)
+        if patch:
+            lines.append("")
+            lines.append(patch.rstrip("\n"))
+    return "\n".join(lines) + "\n"
+
+
+def _change_json(change: Change) -> dict[str, Any]:
+    return {
+        "key": change.key, "action": change.action, "new_key": change.new_key, "line": change.line,
+        "current": change.current, "default": change.default, "recommended": change.recommended,
+        "why": change.why,
+        "effects": [{"name": e.name, "label": e.label, "unit": e.unit, "before": jsonable(e.before),
+                     "after": jsonable(e.after)} for e in change.effects],
+    }
+
+
+def _fit_json(fit: Any) -> dict[str, Any] | None:
+    if fit is None:
+        return None
+    return {"fits": fit.fits, "required": fit.required, "target": fit.target, "total_buffers": fit.total_buffers,
+            "segment_bytes": fit.segment_bytes, "requested_usage_percent": round(fit.requested_usage_percent, 2),
+            "message": fit.message}
+
+
+def recommendation_dict(rec: Recommendation) -> dict[str, Any]:
+    job = rec.job
+    return {
+        "file": rec.path, "document": rec.name, "format": rec.format.value, "flink_version": str(rec.version),
+        "job": {"workload": job.workload, "parallelism": job.parallelism, "slots": job.slots,
+                "taskmanagers": job.taskmanagers, "exchanges": job.exchanges, "rtt_s": job.rtt_s,
+                "bandwidth_bytes_per_s": job.bandwidth_bytes_per_s, "rate_per_subtask": job.rate_per_subtask,
+                "record_bytes": job.record_bytes, "latency_target_s": job.latency_target_s, "skew": job.skew},
+        "sources": dict(rec.environment.sources),
+        "assumptions": list(rec.assumptions),
+        "measured": rec.measured.as_dict() if rec.measured is not None else None,
+        "changes": [_change_json(c) for c in rec.changes],
+        "notes": list(rec.notes),
+        "network": {"original": _fit_json(rec.original_fit), "original_memory_error": rec.original_memory_error,
+                    "recommended": _fit_json(rec.final_fit), "recommended_memory_error": rec.final_memory_error,
+                    "demand_assumption": rec.demand_assumption},
+        "model": {"before": {k: jsonable(v) for k, v in rec.before.items()},
+                  "after": {k: jsonable(v) for k, v in rec.after.items()}},
+        "diff": unified_diff(rec.original_text, rec.new_text, rec.path),
+    }
+
+
+def render_recommendation_json(recs: list[Recommendation]) -> str:
+    return json.dumps({"recommendations": [recommendation_dict(r) for r in recs]}, indent=2) + "\n"
