@@ -160,6 +160,10 @@ def load_profile(path: str | Path) -> dict[str, Any]:
         line = mark.line + 1 if mark is not None else None
         raise ConfigError(f"profile is not valid YAML: {getattr(error, 'problem', error)}", file=file,
                           line=line) from None
+    # PyYAML's constructors raise these on bad tagged scalars (!!int x); its composer recurses.
+    except (ValueError, IndexError, TypeError, OverflowError, RecursionError) as error:
+        problem = "nests too deeply" if isinstance(error, RecursionError) else f"{error}" or "bad value"
+        raise ConfigError(f"profile is not valid YAML: {problem}", file=file) from None
     if data is None:
         return {}
     if not isinstance(data, dict):

@@ -5,7 +5,8 @@
    This is the only step that touches raw rows.
 2. ``series_stats``: over the (small) slot table: drop the warm-up, turn counters into rates
    with counter resets handled, and summarise each series.
-3. ``strip_stats``: the per-vertex time strip (back pressure and busy per slot).
+   The per-slot means of the back-pressure and busy metrics ride along as a short list, so the
+   time strip needs no second job.
 
 Built-in functions only (no Python UDFs); the caller collects only the small outputs.
 """
@@ -20,6 +21,9 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
 SERIES_KEYS = ("job_key", "vertex_key", "subtask_index", "metric", "rank")
+CARRIED = ("job_id", "job_name", "vertex_id", "task_name", "tm_id")
+STRIP_METRICS = ("backPressuredTimeMsPerSecond", "busyTimeMsPerSecond", "backPressureRatio", "isBackPressured")
+
 
 
 def slot_stats(df: DataFrame, origin_ms: int, slot_ms: int) -> DataFrame:
@@ -38,7 +42,9 @@ def slot_stats(df: DataFrame, origin_ms: int, slot_ms: int) -> DataFrame:
         F.floor((F.col("ts") - F.lit(origin_ms)) / F.lit(slot_ms)).cast("int").alias("slot"),
         "job_id", "job_name", "vertex_id", "task_name", "tm_id",
     ).where(F.col("vertex_key").isNotNull())
-    return keyed.groupBy(*SERIES_KEYS, "slot").agg(
+    # The descriptive strings are grouping keys, not first() aggregates: a string aggregate would
+    # force Spark's sort-based aggregation on the raw rows; as keys the hash aggregation stays.
+    return keyed.groupBy(*SERIES_KEYS, "slot", *CARRIED).agg(
         F.count("v").alias("n"),
         F.sum("v").alias("s"),
         F.max("v").alias("mx"),
@@ -48,11 +54,6 @@ def slot_stats(df: DataFrame, origin_ms: int, slot_ms: int) -> DataFrame:
         F.max("ts").alias("t1"),
         F.min_by("v", "ts").alias("v0"),
         F.max_by("v", "ts").alias("v1"),
-        F.first("job_id", ignorenulls=True).alias("job_id"),
-        F.first("job_name", ignorenulls=True).alias("job_name"),
-        F.first("vertex_id", ignorenulls=True).alias("vertex_id"),
-        F.first("task_name", ignorenulls=True).alias("task_name"),
-        F.first("tm_id", ignorenulls=True).alias("tm_id"),
     )
 
 
@@ -79,7 +80,8 @@ def series_stats(slots: DataFrame) -> DataFrame:
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
-    w = Window.partitionBy(*SERIES_KEYS).orderBy("slot")
+    # t0 breaks ties: a restart onto another TaskManager gives two rows in one slot (tm_id differs).
+    w = Window.partitionBy(*SERIES_KEYS).orderBy("slot", "t0")
     prev_last = F.lag("v1").over(w)
     in_slot = F.when(F.col("v1") < F.col("mx"), F.col("mx") - F.col("v0") + F.col("v1")) \
         .otherwise(F.col("v1") - F.col("v0"))
@@ -101,40 +103,19 @@ def series_stats(slots: DataFrame) -> DataFrame:
         F.first("vertex_id", ignorenulls=True).alias("vertex_id"),
         F.first("task_name", ignorenulls=True).alias("task_name"),
         F.first("tm_id", ignorenulls=True).alias("tm_id"),
+        # The time strip rides along: per series, each slot's mean (only for the strip metrics).
+        F.collect_list(F.when(F.col("metric").isin(list(STRIP_METRICS)) & (F.col("n") > 0),
+                              F.struct(F.col("slot"), (F.col("s") / F.col("n")).alias("mean"))))
+        .alias("strip"),
     )
     span_s = (F.col("t_last") - F.col("t_first")) / F.lit(1000.0)
     is_counter = F.col("metric").isin(list(names.COUNTERS))
     return agg.withColumn("rate", F.when(is_counter & (span_s > 0), F.col("delta") / span_s))
 
 
-STRIP_METRICS = ("backPressuredTimeMsPerSecond", "busyTimeMsPerSecond", "backPressureRatio", "isBackPressured")
 
-
-def strip_stats(slots: DataFrame) -> DataFrame:
-    """Per (job, vertex, metric, rank, slot): the worst subtask's mean in the slot."""
-    from pyspark.sql import functions as F
 
     return (slots.where(F.col("metric").isin(list(STRIP_METRICS)) & (F.col("n") > 0))
             .groupBy("job_key", "vertex_key", "metric", "rank", "slot")
             .agg(F.max(F.col("s") / F.col("n")).alias("worst"), F.min("t0").alias("t0")))
 
-
-def combined(slots: DataFrame) -> DataFrame:
-    """Series statistics and the strip as one result, so one Spark job computes both: the two
-    branches share the slot aggregation's shuffle (Spark reuses the identical exchange), so the
-    data is scanned once without caching it."""
-    from pyspark.sql import functions as F
-
-    series = series_stats(slots).select(
-        F.lit("series").alias("kind"), "job_key", "vertex_key", "subtask_index", "metric", "rank",
-        F.lit(None).cast("int").alias("slot"), "n", "mean", "max", "frac_lo", "frac_hi", "rate", "t_first", "t_last",
-        "job_id", "job_name", "vertex_id", "task_name", "tm_id", F.lit(None).cast("double").alias("worst"))
-    strip = strip_stats(slots).select(
-        F.lit("strip").alias("kind"), "job_key", "vertex_key", F.lit(None).cast("int").alias("subtask_index"),
-        "metric", "rank", "slot", F.lit(None).cast("bigint").alias("n"), F.lit(None).cast("double").alias("mean"),
-        F.lit(None).cast("double").alias("max"), F.lit(None).cast("double").alias("frac_lo"),
-        F.lit(None).cast("double").alias("frac_hi"), F.lit(None).cast("double").alias("rate"),
-        F.col("t0").alias("t_first"), F.lit(None).cast("bigint").alias("t_last"),
-        *[F.lit(None).cast("string").alias(c) for c in ("job_id", "job_name", "vertex_id", "task_name", "tm_id")],
-        "worst")
-    return series.unionByName(strip)

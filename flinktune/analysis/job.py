@@ -121,9 +121,8 @@ def run_analysis(spark: SparkSession, options: AnalysisOptions, progress: Progre
         say("aggregating in one pass")
         slots = aggregate.slot_stats(canon, lo, slot_ms)
         slots = aggregate.trim_warmup(slots, warm_frac, warm_ms)
-        rows = [r.asDict() for r in aggregate.combined(slots).collect()]
-        series_rows = [r for r in rows if r["kind"] == "series"]
-        strip_rows = [r for r in rows if r["kind"] == "strip"]
+        # The one Spark job: scan, slot aggregation, warm-up trim, per-series summary.
+        series_rows = [r.asDict(recursive=True) for r in aggregate.series_stats(slots).collect()]
     except MetricsError:
         raise
     except Exception as error:
@@ -139,8 +138,6 @@ def run_analysis(spark: SparkSession, options: AnalysisOptions, progress: Progre
         # meet the plan: re-key them by the plan's vertex id.
         ids = {s.vertex_key: plan.id_for(s.vertex_key) for s in series}
         series = [dataclasses.replace(s, vertex_key=ids[s.vertex_key]) if ids[s.vertex_key] else s for s in series]
-        for r in strip_rows:
-            r["vertex_key"] = ids.get(r["vertex_key"]) or r["vertex_key"]
     subtasks = pivot_subtasks(series)
     seen_names: dict[tuple[str, str], str] = {}
     job_ids: dict[str, tuple[str | None, str | None]] = {}
@@ -152,10 +149,13 @@ def run_analysis(spark: SparkSession, options: AnalysisOptions, progress: Progre
     by_job = build_vertices(subtasks, plan, seen_names)
     # Per vertex and slot: the worst subtask, best naming rank first.
     strip_best: dict[tuple[str, str, str, int], tuple[int, float]] = {}
-    for r in strip_rows:
-        k = (r["job_key"], r["vertex_key"], r["metric"], int(r["slot"]))
-        if k not in strip_best or r["rank"] < strip_best[k][0]:
-            strip_best[k] = (r["rank"], float(r["worst"]))
+    for st, row in zip(series, series_rows, strict=True):
+        for point in row.get("strip") or ():
+            k = (st.job_key, st.vertex_key, st.metric, int(point["slot"]))
+            val = float(point["mean"])
+            cur = strip_best.get(k)
+            if cur is None or st.rank < cur[0] or (st.rank == cur[0] and val > cur[1]):
+                strip_best[k] = (st.rank, val)
     slot_ids = sorted({k[3] for k in strip_best})
     first_slot = slot_ids[0] if slot_ids else 0
     nslots = (slot_ids[-1] - first_slot + 1) if slot_ids else 0

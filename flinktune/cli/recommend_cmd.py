@@ -32,6 +32,9 @@ def _load_plan(path: Path) -> dict[str, Any]:
         line = getattr(error, "lineno", None)
         raise ConfigError(f"the plan is not JSON: {getattr(error, 'msg', error)}", file=str(path),
                           line=line) from None
+    except (ValueError, RecursionError) as error:  # over-long integers, absurd nesting
+        problem = "nests too deeply" if isinstance(error, RecursionError) else str(error).split(";")[0]
+        raise ConfigError(f"the plan is not JSON: {problem}", file=str(path)) from None
     if not isinstance(data, dict):
         raise ConfigError("the plan must be a JSON object (/jobs/:jobid/plan)", file=str(path))
     return data

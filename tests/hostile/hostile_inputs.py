@@ -224,6 +224,56 @@ def t_suppress(text: str) -> object:
     return parse_directives(text)
 
 
+_BUNDLED = None
+
+
+def t_lint(text: str) -> object:
+    """What ``lint`` (and ``lint --fix``) does with a file: read it, run every bundled rule, and apply
+    each finding's fix to the text (the writer must succeed or refuse with a WriteError)."""
+    global _BUNDLED
+    from flinktune.config.reader import read_config_text
+    from flinktune.config.writer import Edit, apply_edits
+    from flinktune.rules import evaluate_document, load_rules
+    from flinktune.versions import DEFAULT_VERSION, parse_version
+
+    if _BUNDLED is None:
+        _BUNDLED = load_rules()
+    findings = []
+    for name in ("flink-conf.yaml", "config.yaml", "flink.yaml"):
+        try:
+            documents = read_config_text(text, name)
+        except FlinktuneError as error:
+            check_error(error)
+            continue
+        for index, document in enumerate(documents):
+            for version in (DEFAULT_VERSION, parse_version("1.13"), parse_version("2.0")):
+                found = evaluate_document(_BUNDLED, document, version, {"parallelism": 8, "slots": 2})
+                findings.extend(found)
+                for finding in found[:5]:
+                    if finding.fix is None:
+                        continue
+                    try:
+                        apply_edits(text, read_config_text(text, name)[index], [Edit.from_fix(finding.fix)])
+                    except FlinktuneError as error:
+                        check_error(error)
+    return findings
+
+
+def t_recommend(text: str) -> object:
+    """``recommend`` on a fuzzed config with the default environment (model + writer on every input)."""
+    from flinktune.advise.engine import recommend_text
+    from flinktune.advise.environment import Environment
+    from flinktune.versions import DEFAULT_VERSION
+
+    return recommend_text(text, "flink-conf.yaml", Environment(), version_of=lambda _doc: DEFAULT_VERSION)
+
+
+def t_profile(text: str) -> object:
+    from flinktune.advise.environment import load_profile
+
+    return load_profile(_as_file("profile.yaml", text))
+
+
 @dataclass(frozen=True)
 class Target:
     name: str
@@ -335,6 +385,11 @@ def project_toml_seeds() -> list[str]:
             'severity = {FTC001 = "info"}\n']
 
 
+def profile_seeds() -> list[str]:
+    return ["rtt: 2ms\nbandwidth: 10Gbit/s\nparallelism: 64\nslots: 4\ntaskmanagers: 16\nrecord-size: 200b\n"
+            "rate: 100000\nlatency-target: 20ms\nskew: 1.5\nworkload: streaming\nflink-version: '1.20'\n"]
+
+
 def suppress_seeds() -> list[str]:
     return ["a: 1 # flinktune: disable=FTC001\n# flinktune: disable-file=FTC0\nb: 2 # noqa\n",
             "# flinktune: disable-next-line=FTC001,FTC002\nkey: v\n"]
@@ -357,6 +412,9 @@ TARGETS: dict[str, Target] = {t.name: t for t in (
     Target("project_yaml", t_project_yaml, project_yaml_seeds),
     Target("project_toml", t_project_toml, project_toml_seeds),
     Target("suppress", t_suppress, suppress_seeds),
+    Target("lint", t_lint, config_seeds),
+    Target("recommend", t_recommend, config_seeds),
+    Target("profile", t_profile, profile_seeds),
 )}
 
 

@@ -303,17 +303,32 @@ def test_rules_check_in_a_real_process_prints_no_traceback(tmp_path: Path, canar
     assert not canary.exists()
 
 
-def test_rules_are_never_executed_by_a_yaml_loader_that_can_construct_objects() -> None:
-    """Static guard: no module under flinktune/ calls yaml.load without a safe loader, eval/exec, or
-    ast.literal_eval on rule text (a cheap check that keeps a future edit honest)."""
+def test_no_module_can_execute_text_or_construct_objects_from_yaml() -> None:
+    """Static guard over flinktune/: no call of eval/exec/compile/__import__, no pickle/marshal, and
+    every yaml.load names a safe loader (a cheap check that keeps a future edit honest)."""
+    import ast
+
     root = Path(__file__).resolve().parents[2] / "flinktune"
     offenders = []
-    for path in root.rglob("*.py"):
-        text = path.read_text(encoding="utf-8")
-        for needle in ("yaml.unsafe_load", "yaml.full_load", "Loader=yaml.Loader", "Loader=yaml.FullLoader",
-                       "Loader=yaml.UnsafeLoader", " eval(", " exec(", "pickle.load", "marshal.load"):
-            if needle in text:
-                offenders.append(f"{path.relative_to(root)}: {needle.strip()}")
+    for path in sorted(root.rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.Call):
+                continue
+            func = node.func
+            name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
+            owner = func.value.id if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) else ""
+            where = f"{path.relative_to(root)}:{node.lineno}"
+            if isinstance(func, ast.Name) and name in ("eval", "exec", "compile", "__import__"):
+                offenders.append(f"{where}: {name}()")
+            if owner in ("pickle", "marshal", "shelve") or (owner == "yaml" and name in (
+                    "unsafe_load", "full_load", "unsafe_load_all", "full_load_all")):
+                offenders.append(f"{where}: {owner}.{name}()")
+            if owner == "yaml" and name in ("load", "load_all"):
+                loader = next((k.value for k in node.keywords if k.arg == "Loader"), None)
+                text = ast.unparse(loader) if loader is not None else ""
+                if "Safe" not in text and text not in ("loader", "_SAFE_LOADER", "FlinkYamlLoader"):
+                    offenders.append(f"{where}: yaml.{name}(Loader={text or 'missing'})")
     assert offenders == []
 
 
