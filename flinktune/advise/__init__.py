@@ -5,4 +5,5 @@ from __future__ import annotations
 from flinktune.advise.engine import Change, Effect, Recommendation, recommend
 from flinktune.advise.environment import Environment, load_profile, parse_parameters
 
-__all__ = ["Change", "Effect", "Environment", "Recommendation", "load_profile", "parse_parameters", "recommend"]
+__all__ = ["Change", "Effect", "Environment", "Recommendation", "load_profile", "parse_parameters",
+           "recommend"]

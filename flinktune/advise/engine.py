@@ -163,11 +163,19 @@ def _mb_text(num_bytes: int) -> str:
 
 
 def _round_up_mib(num_bytes: float) -> int:
-    return int(math.ceil(num_bytes / MIB)) * MIB
+    return math.ceil(num_bytes / MIB) * MIB
 
 
 def _next_pow2(n: float) -> int:
     return 1 << max(12, math.ceil(math.log2(max(n, 1))))
+
+
+def _size_text(num_bytes: float) -> str:
+    """A computed size for a sentence (config values use Flink's own syntax instead)."""
+    for unit, size in (("GiB", 1024**3), ("MiB", 1024**2), ("KiB", 1024)):
+        if num_bytes >= size:
+            return f"{num_bytes / size:.3g} {unit}"
+    return f"{num_bytes:.0f} B"
 
 
 def _ms_text(seconds: float) -> str:
@@ -229,6 +237,10 @@ class _Planner:
 
     def exists(self, key: str) -> bool:
         return self.catalog.lookup(key, self.version).kind == "option"
+
+    def readable(self, key: str) -> bool:
+        """The version reads the key: an option, or a deprecated alias it still honours."""
+        return self.catalog.lookup(key, self.version).kind in ("option", "deprecated-alias")
 
     def _line(self, key: str) -> int | None:
         entry = self.document.get(key)
@@ -292,11 +304,40 @@ class _Planner:
             if status.kind != "removed":
                 continue
             fixed = mb.FIXED_IN_2X.get(key)
-            what = (f"Flink {self.version} hard-codes it to {fixed}" if fixed is not None
-                    else "Flink ignores it")
-            self.delete(key, f"removed in Flink {status.removed_in or '2.0'}: {what}, so the line only "
-                             "misleads; the levers that remain are network memory, segment size, buffer "
-                             "timeout and buffer debloating")
+            if fixed is not None:
+                what = (f"Flink {self.version} hard-codes it to {fixed}, so the line only misleads; the levers "
+                        "that remain are network memory, segment size, buffer timeout and buffer debloating")
+            else:
+                what = f"Flink {self.version} ignores it, so the line only misleads"
+            self.delete(key, f"removed in Flink {status.removed_in or '2.0'}: {what}")
+
+    def invalid_values(self) -> None:
+        """Values Flink rejects at start-up (NettyShuffleEnvironmentConfiguration 1.17+,
+        ConfigurationParserUtils.getPageSize): replace them first, or nothing else can be computed."""
+        state = self.current
+        seg = state.eff.memory_bytes(KEY_SEGMENT) if state.is_set(KEY_SEGMENT) else None
+        if seg is not None and (seg < 4096 or seg & (seg - 1)):
+            fixed = _next_pow2(max(seg, 4096))
+            self.set_option(KEY_SEGMENT, _mb_text(fixed),
+                            f"Flink refuses {_mb_text(seg)}: the segment size must be a power of two of at "
+                            "least 4096 bytes", ("network_available_bytes",))
+        if self.version >= V2_0:
+            return
+        bpc = state.integer(mb.KEY_BPC) if state.is_set(mb.KEY_BPC) else None
+        if bpc is not None and bpc < 0:
+            self.set_option(mb.KEY_BPC, "2", f"{mb.KEY_BPC}: Must be non-negative (Flink's check); 2 is the "
+                            "default", ("channel_ceiling_bytes_per_s",))
+        fpg = state.integer(mb.KEY_FPG) if state.is_set(mb.KEY_FPG) else None
+        if fpg is not None and fpg < 1:
+            self.set_option(mb.KEY_FPG, "8", "The configured floating buffer should be at least 1 (Flink's "
+                            "check from 1.17; a gate without floating buffers stalls before); 8 is the "
+                            "default",
+                            ("channel_ceiling_bytes_per_s",))
+        required = (state.integer(mb.KEY_REQUIRED_MAX)
+                    if self.version >= FlinkVersion(1, 17) and state.is_set(mb.KEY_REQUIRED_MAX) else None)
+        if required is not None and required < 1:
+            self.delete(mb.KEY_REQUIRED_MAX, "At least one buffer is required for each gate (Flink's check); "
+                        "the docs advise leaving it unset")
 
     def legacy_memory(self) -> None:
         """``taskmanager.heap.size`` (pre-1.10) is what the memory model cannot size: map it."""
@@ -340,16 +381,21 @@ class _Planner:
         offered = job.channel_offered_bytes_per_s
         if offered is not None:
             want = min(offered * THROUGHPUT_HEADROOM, share)
-            basis = (f"{_rate_text(offered)} offered per channel (x{THROUGHPUT_HEADROOM} headroom, at most the "
+            basis = (f"{_rate_text(offered)} offered per channel (x{THROUGHPUT_HEADROOM} headroom, at most "
+                     "the "
                      f"NIC share {_rate_text(share)})")
         else:
             want = share
-            basis = (f"the NIC share per channel: {_rate_text(job.bandwidth_bytes_per_s)} over {remote} remote "
+            basis = (f"the NIC share per channel: {_rate_text(job.bandwidth_bytes_per_s)} over {remote} "
+                     "remote "
                      f"channels = {_rate_text(share)} (no rate given)")
-        if (self.measured is not None and self.measured.cause in ("too_few_credits", "network_or_credits")
-                and job.rate_per_subtask is not None and self.measured.rate_per_subtask == job.rate_per_subtask):
-            basis += ("; measured while credit-bound, so this rate is a floor: give --rate for the rate the job "
-                      "must sustain")
+        floor_note = ""
+        credit_bound = self.measured is not None and self.measured.cause in ("too_few_credits",
+                                                                             "network_or_credits")
+        if (credit_bound and job.rate_per_subtask is not None and self.measured is not None
+                and self.measured.rate_per_subtask == job.rate_per_subtask):
+            floor_note = ("; the rate was measured while credit-bound, so it is a floor: give --rate for the "
+                          "rate the job must sustain")
         need = self._credits_for(want, seg)
         metrics = ("channel_ceiling_bytes_per_s", "channel_throughput_bytes_per_s", "gate_inflight_bytes",
                    "drain_time_s", "network_needed_bytes")
@@ -368,7 +414,8 @@ class _Planner:
                 self.set_option(mb.KEY_BPC, str(value),
                                 f"{basis} x rtt {job.rtt_s * 1000:g} ms / {_mb_text(seg)} segments = {need} "
                                 "credits per channel (docs: throughput x buffer round trip / buffer size); "
-                                f"{settings.buffers_per_channel} cap each channel below that", metrics)
+                                f"{settings.buffers_per_channel} cap each channel below that{floor_note}",
+                                metrics)
             self._floating(want, share, seg, metrics)
         else:
             fixed_credits = settings.buffers_per_channel + settings.floating_per_gate / job.parallelism
@@ -432,11 +479,12 @@ class _Planner:
         hash_bytes = hash_shuffle_min_bytes(p, seg)
         if self.version < V2_0 and settings.sort_shuffle_min_parallelism > p:
             why = (f"hash shuffle (FLIP-148) keeps one buffer per subpartition: {p} x {_mb_text(seg)} = "
-                   f"{_mb_text(hash_bytes)} per result partition and {p} files per producer, random IO on "
+                   f"{_size_text(hash_bytes)} per result partition and {p} files per producer, random IO on "
                    "read; sort-merge shuffle needs a fixed number of buffers and writes one data and one "
                    "index file per partition")
             if self.version < V1_15:
-                self.set_option(mb.KEY_SORT_MIN_PAR, "1", why + " (opt-in before 1.15, the default from 1.15)",
+                self.set_option(mb.KEY_SORT_MIN_PAR, "1", why + " (opt-in before 1.15, the default from "
+                                                                "1.15)",
                                 metrics)
             else:
                 self.delete(mb.KEY_SORT_MIN_PAR, why + " (the default, 1, uses it)", metrics)
@@ -470,7 +518,8 @@ class _Planner:
             fo_now = state.eff.memory_bytes(KEY_FRAMEWORK_OFF_HEAP) or 128 * MIB
             rest = max(128 * MIB - read_default, 64 * MIB)   # what framework off-heap keeps besides reading
             self.set_option(KEY_READ, _mb_text(read_want),
-                            f"{p} consumers read sort-merge data through {_mb_text(read_now)} of read buffers "
+                            f"{p} consumers read sort-merge data through {_mb_text(read_now)} of read "
+                            "buffers "
                             f"shared by every partition read at once; the batch shuffle guide suggests "
                             f"256m-512m for large jobs (\"Read buffer request timeout\" otherwise)",
                             ("task_heap_bytes",))
@@ -486,7 +535,9 @@ class _Planner:
             return
         state = self.current
         # Keys the version does not read yet (1.18 options in an older file).
-        if self.version < V1_18:
+        # FLINK-32023 added .interval / .enabled in 1.18 (ExecutionOptions); the catalog also lists them
+        # for late 1.16 / 1.17 patch releases (a backport), so only versions without them lose them.
+        if self.version < V1_18 and not self.exists(KEY_TIMEOUT_INTERVAL):
             if KEY_TIMEOUT_ENABLED in self.values:
                 self.delete(KEY_TIMEOUT_ENABLED, f"added in 1.18: Flink {self.version} ignores it (only "
                             "env.setBufferTimeout(-1) in code flushes only when full)")
@@ -520,11 +571,15 @@ class _Planner:
                    f"{'unbounded' if math.isinf(added) else _ms_text(added)}; half the budget is left for "
                    "processing and the network")
         else:
-            why = (f"flushing every {_ms_text(mode.effective_timeout_s)} is far below what the latency target "
+            why = (f"flushing every {_ms_text(mode.effective_timeout_s)} is far below what the latency "
+                   "target "
                    f"{_ms_text(target)} needs; partly filled buffers cost throughput and CPU")
         value = _ms_text(proposal) if proposal > 0 else "0 ms"
         if self.version < V1_18:
-            self.set_option(KEY_TIMEOUT_OLD, value, why, metrics)
+            # The key every 1.x release reads (a deprecated alias only in patch releases with FLINK-32023).
+            self.add(Change(KEY_TIMEOUT_OLD, "set", _raw(self.values.get(KEY_TIMEOUT_OLD)),
+                            self._default(KEY_TIMEOUT_OLD), value, why, line=self._line(KEY_TIMEOUT_OLD),
+                            metrics=metrics))
         else:
             if state.eff.boolean(KEY_TIMEOUT_ENABLED) is False:
                 self.set_option(KEY_TIMEOUT_ENABLED, "true",
@@ -534,7 +589,8 @@ class _Planner:
                 if KEY_TIMEOUT_INTERVAL not in self.values and KEY_TIMEOUT_OLD in self.values:
                     self.add(Change(KEY_TIMEOUT_OLD, "rename", _raw(self.values[KEY_TIMEOUT_OLD]),
                                     self._default(KEY_TIMEOUT_INTERVAL), value,
-                                    why + f" (since 1.18 the option is {KEY_TIMEOUT_INTERVAL}; the old key is "
+                                    why + f" (since 1.18 the option is {KEY_TIMEOUT_INTERVAL}; the old key "
+                                          "is "
                                     "its deprecated alias)", new_key=KEY_TIMEOUT_INTERVAL,
                                     line=self._line(KEY_TIMEOUT_OLD), metrics=metrics))
                 else:
@@ -595,18 +651,20 @@ class _Planner:
                               "data further and is not proposed.")
             return
         self.set_option(KEY_DEBLOAT, "true",
-                        f"a full input gate holds {_mb_text(int(gate_bytes))} ({pool} buffers), "
+                        f"a full input gate holds {_size_text(gate_bytes)} ({pool} buffers), "
                         f"{drain:.3g} s of input at {_rate_text(consume)}: aligned checkpoint barriers wait "
                         f"that long under back pressure; debloating keeps about {target:g} s in flight",
                         metrics)
         if target != DEBLOAT_DEFAULT_TARGET_S:
             self.set_option(KEY_DEBLOAT_TARGET, _ms_text(target),
-                            f"bring in-flight data toward the latency target {_ms_text(job.latency_target_s or 0)} "
+                            "bring in-flight data toward the latency target "
+                            f"{_ms_text(job.latency_target_s or 0)} "
                             "(not below 100 ms: smaller targets shrink buffers until they cost throughput)",
                             metrics)
         if self.version < V2_0 and p > DEBLOAT_HIGH_PARALLELISM and settings.floating_per_gate < p:
             self.set_option(mb.KEY_FPG, str(p),
-                            f"with debloating at parallelism {p} (> {DEBLOAT_HIGH_PARALLELISM}) the docs ask for "
+                            f"with debloating at parallelism {p} (> {DEBLOAT_HIGH_PARALLELISM}) the docs "
+                            "ask for "
                             "at least as many floating buffers as the parallelism", metrics)
 
     def overdraft(self) -> None:
@@ -618,7 +676,8 @@ class _Planner:
         if self.version >= V2_0:
             if need > mb.FIXED_IN_2X[mb.KEY_OVERDRAFT]:
                 self.notes.append(f"Records of {job.record_bytes:.0f} B need {need} buffers each; Flink "
-                                  f"{self.version} allows a fixed {mb.FIXED_IN_2X[mb.KEY_OVERDRAFT]} overdraft "
+                                  f"{self.version} allows a fixed {mb.FIXED_IN_2X[mb.KEY_OVERDRAFT]} "
+                                  "overdraft "
                                   "buffers: a back-pressured task blocks mid-record. Larger segments help.")
             return
         if self.version < V1_16:
@@ -683,7 +742,8 @@ class _Planner:
         if base is None and state.is_set(KEY_FLINK):
             size_key, base = KEY_FLINK, state.eff.memory_bytes(KEY_FLINK)
         if base is None:
-            self.notes.append(f"Network memory squeezes the other pools ({error or 'task heap too small'}) and "
+            self.notes.append(f"Network memory squeezes the other pools ({error or 'task heap too small'}) "
+                              "and "
                               "no total memory size is set to raise; set taskmanager.memory.process.size.")
             return
         step = 256 * MIB
@@ -705,9 +765,11 @@ class _Planner:
             self.notes.append("No TaskManager size up to +64 GiB leaves the task heap its share; reduce the "
                               "network demand (parallelism, slots) instead.")
             return
-        reason = (f"with {_mb_text(self.current_network_min())} of network memory the other pools no longer fit "
+        reason = (f"with {_mb_text(self.current_network_min())} of network memory the other pools no longer "
+                  "fit "
                   f"in {_mb_text(base)}: {error}" if memory is None else
-                  f"with the larger network memory the task heap would shrink to {_mb_text(memory.task_heap_bytes)}"
+                  "with the larger network memory the task heap would shrink to "
+                  f"{_mb_text(memory.task_heap_bytes)}"
                   f" for {slots} slot(s) (floor {_mb_text(floor)})")
         if self.overlay.get(KEY_PROCESS) is not None:
             self.overlay[KEY_PROCESS] = _mb_text(size)
@@ -730,8 +792,9 @@ class _Planner:
         kept = []
         for change in self.changes:
             key = change.new_key if change.action == "rename" else change.key
-            if change.action in ("set", "rename") and not self.exists(key or ""):
-                self.notes.append(f"(internal) dropped a change to {key}: not an option of Flink {self.version}")
+            if change.action in ("set", "rename") and not self.readable(key or ""):
+                self.notes.append(f"(internal) dropped a change to {key}: not an option of Flink "
+                                  f"{self.version}")
                 continue
             kept.append(change)
         self.changes = kept
@@ -741,7 +804,8 @@ class _Planner:
         for index, change in enumerate(self.changes):
             before = self.states[index].snapshot()
             after = self.states[index + 1].snapshot()
-            effects = tuple(Effect(name, METRICS[name][0], METRICS[name][1], before.get(name), after.get(name))
+            effects = tuple(Effect(name, METRICS[name][0], METRICS[name][1], before.get(name),
+                                   after.get(name))
                             for name in change.metrics if name in METRICS
                             and (before.get(name) is not None or after.get(name) is not None))
             out.append(replace(change, effects=effects))
@@ -768,10 +832,9 @@ def resolve_job(document: ConfigDocument, version: FlinkVersion, env: Environmen
         if current is not None and name in explicit:
             return current
         for value, where in candidates:
-            if value is not None:
-                if where in ("metrics",) or current is None:
-                    values.setdefault(name, (value, where))
-                    return value
+            if value is not None and (where == "metrics" or current is None):
+                values.setdefault(name, (value, where))
+                return value
         if current is not None:
             return current
         return None
@@ -806,7 +869,8 @@ def resolve_job(document: ConfigDocument, version: FlinkVersion, env: Environmen
         assumptions.append("10 Gbit/s per TaskManager (give --bandwidth)")
     taskmanagers = env.taskmanagers or math.ceil(parallelism / slots)
     multi = _multi_input_vertices(plan, graph)
-    job = Job(parallelism=parallelism, slots=slots, taskmanagers=taskmanagers, exchanges=env.exchanges or 1,
+    exchanges = env.exchanges or (_longest_path(graph) if graph is not None else None) or 1
+    job = Job(parallelism=parallelism, slots=slots, taskmanagers=taskmanagers, exchanges=exchanges,
               workload=workload, rtt_s=rtt, bandwidth_bytes_per_s=bandwidth, rate_per_subtask=rate,
               record_bytes=record, latency_target_s=env.latency_target_s, skew=skew, graph=graph,
               multi_input_vertices=multi)
@@ -814,10 +878,12 @@ def resolve_job(document: ConfigDocument, version: FlinkVersion, env: Environmen
     sources = dict(resolved.sources)
     for name, (_v, where) in values.items():
         sources[name] = where
-    resolved = replace(resolved, sources=tuple(sorted(sources.items())), parallelism=parallelism, slots=slots,
-                       rtt_s=rtt, bandwidth_bytes_per_s=bandwidth, workload=workload, taskmanagers=taskmanagers)
+    resolved = replace(resolved, sources=tuple(sorted(sources.items())), parallelism=parallelism,
+                       slots=slots, rtt_s=rtt, bandwidth_bytes_per_s=bandwidth, workload=workload,
+                       taskmanagers=taskmanagers)
     if rate is None or record is None:
-        assumptions.append("no rate / record size: throughput needs are taken as the NIC share per channel, and "
+        assumptions.append("no rate / record size: throughput needs are taken as the NIC share per channel, "
+                           "and "
                            "latency and drain times are upper bounds")
     return job, resolved, assumptions
 
@@ -829,12 +895,31 @@ def _plan_inner(plan: dict[str, Any] | None) -> dict[str, Any]:
     return inner if isinstance(inner, dict) else {}
 
 
+def _longest_path(graph: mb.JobGraph) -> int:
+    """Exchanges a record crosses on the longest source-to-sink path of the plan (flush waits add up)."""
+    incoming: dict[str, list[str]] = {v.id: [] for v in graph.vertices}
+    for edge in graph.edges:
+        incoming[edge.target].append(edge.source)
+    depth: dict[str, int] = {}
+
+    def walk(vertex: str, seen: frozenset[str]) -> int:
+        if vertex in depth:
+            return depth[vertex]
+        if vertex in seen:      # a cycle (iterations): count it once
+            return 0
+        best = max((walk(src, seen | {vertex}) + 1 for src in incoming[vertex]), default=0)
+        depth[vertex] = best
+        return best
+
+    return max((walk(v.id, frozenset()) for v in graph.vertices), default=0)
+
+
 def _multi_input_vertices(plan: dict[str, Any] | None, graph: mb.JobGraph | None) -> tuple[str, ...]:
     """Vertices reading more than one input (several gates or a union): debloating's weak spot."""
     if graph is None:
         return ()
-    names = {str(n.get("id")): str(n.get("description") or n.get("id")) for n in _plan_inner(plan).get("nodes", [])
-             if isinstance(n, dict)}
+    nodes = _plan_inner(plan).get("nodes", [])
+    names = {str(n.get("id")): str(n.get("description") or n.get("id")) for n in nodes if isinstance(n, dict)}
     return tuple(names.get(v.id, v.id) for v in graph.vertices
                  if sum(1 for e in graph.edges if e.target == v.id) > 1)
 
@@ -858,24 +943,31 @@ def recommend(document: ConfigDocument, text: str, version: FlinkVersion, env: E
     notes = planner.notes
     if measured is not None and measured.cause in NOT_NETWORK:
         notes.append(f"Back pressure starts at {measured.origin or 'a task'}: {NOT_NETWORK[measured.cause]}. "
-                     "Buffer tuning will not fix it; only network memory that Flink needs to start is sized below.")
+                     "Buffer tuning will not fix it (network memory is still checked so that the job can "
+                     "start).")
     elif measured is not None and measured.cause == "network_bottleneck":
-        notes.append(f"Back pressure starts at {measured.origin}: the link is near its bandwidth. More credits "
-                     "cannot carry more than the link; fewer remote channels (slots, parallelism) or less data "
+        notes.append(f"Back pressure starts at {measured.origin}: the link is near its bandwidth. More "
+                     "credits "
+                     "cannot carry more than the link; fewer remote channels (slots, parallelism) or less "
+                     "data "
                      "(compression for batch shuffles) can.")
     if version >= V2_0:
         notes.append(f"Flink {version} removed buffers-per-channel (fixed 2), floating-buffers-per-gate (8), "
-                     "max-buffers-per-channel (10) and max-overdraft-buffers-per-gate (20): buffer advice is given "
+                     "max-buffers-per-channel (10) and max-overdraft-buffers-per-gate (20): buffer advice "
+                     "is given "
                      "through network memory, segment size, buffer timeout and debloating instead.")
     original = planner.current
     original_memory, original_error = original.memory_or_error()
-    original_demand = original.demand
-    original_fit = (mb.fits(original_demand, original_memory.network_buffers, original.segment_bytes)
-                    if original_memory is not None else None)
+    original_fit = None
+    try:
+        if original_memory is not None:
+            original_fit = mb.fits(original.demand, original_memory.network_buffers, original.segment_bytes)
+    except ModelInputError as error:       # buffer values Flink refuses: invalid_values replaces them
+        original_error = error.message
 
     steps: list[Callable[[], None]] = [
-        planner.removed_keys, planner.legacy_memory, planner.segment_for_records, planner.credits,
-        planner.batch_shuffle, planner.buffer_timeout, planner.debloat, planner.overdraft,
+        planner.removed_keys, planner.invalid_values, planner.legacy_memory, planner.segment_for_records,
+        planner.credits, planner.batch_shuffle, planner.buffer_timeout, planner.debloat, planner.overdraft,
         planner.network_memory, planner.legacy_buffers,
     ]
     for step in steps:
@@ -904,7 +996,8 @@ def recommend(document: ConfigDocument, text: str, version: FlinkVersion, env: E
 def recommend_text(text: str, path: str, env: Environment | None, *,
                    version_of: Callable[[ConfigDocument], FlinkVersion],
                    measured_for: Callable[[ConfigDocument, FlinkVersion], Measured | None] | None = None,
-                   plan: dict[str, Any] | None = None, catalog: Catalog | None = None) -> list[Recommendation]:
+                   plan: dict[str, Any] | None = None, catalog: Catalog | None = None
+                   ) -> list[Recommendation]:
     """Every Flink configuration in a file's ``text``, one after the other: each document is re-read
     from the text the previous one's edits produced, so the last ``new_text`` holds all changes."""
     from flinktune.config.reader import read_config_text
@@ -913,7 +1006,8 @@ def recommend_text(text: str, path: str, env: Environment | None, *,
     catalog = catalog or load_catalog()
     count = len(read_config_text(text, path))
     if count == 0:
-        raise ConfigError("holds no Flink configuration (no FlinkDeployment, ConfigMap or config keys)", file=path)
+        raise ConfigError("holds no Flink configuration (no FlinkDeployment, ConfigMap or config keys)",
+                          file=path)
     out: list[Recommendation] = []
     current = text
     for index in range(count):
@@ -926,4 +1020,4 @@ def recommend_text(text: str, path: str, env: Environment | None, *,
     return out
 
 
-__all__ = ["Change", "Effect", "ModelInputError", "Recommendation", "recommend", "recommend_text", "resolve_job"]
+__all__ = ["Change", "Effect", "Recommendation", "recommend", "recommend_text", "resolve_job"]

@@ -111,7 +111,8 @@ def parse_parameter(name: str, value: object, *, where: str = "") -> Any:
                 raise UsageError(f"{prefix}must be above zero, got {value!r}")
             return result
         if kind == "memory":
-            size = float(value) if isinstance(value, int | float) else float(parse_memory_size(str(value)).bytes)
+            size = (float(value) if isinstance(value, int | float)
+                    else float(parse_memory_size(str(value)).bytes))
             if size <= 0:
                 raise UsageError(f"{prefix}must be above zero, got {value!r}")
             return size

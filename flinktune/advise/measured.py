@@ -89,6 +89,8 @@ def measure(inputs: Sequence[str], *, plan_path: str | None, version: FlinkVersi
     SparkSession, as the tests do)."""
     from flinktune.analysis import AnalysisOptions, Environment, analyze
 
-    env = Environment(segment_bytes=segment_bytes, bandwidth_bytes_per_s=bandwidth_bytes_per_s, rtt_s=rtt_s)
-    options = AnalysisOptions(inputs=tuple(inputs), plan_path=plan_path, slots=slots, version=version, env=env)
+    env = Environment(segment_bytes=segment_bytes, bandwidth_bytes_per_s=bandwidth_bytes_per_s,
+                      rtt_s=rtt_s)
+    options = AnalysisOptions(inputs=tuple(inputs), plan_path=plan_path, slots=slots, version=version,
+                              env=env)
     return measured_from_analysis(analyze(options, progress=progress, session=session), segment_bytes)

@@ -165,7 +165,8 @@ class ConfigState:
         batch = self.job.workload == "batch"
         if self.version < V1_18:
             duration = self.eff.duration(KEY_TIMEOUT_OLD)
-            return buffer_timeout_mode(self.version, interval_s=None if duration is None else duration.seconds)
+            return buffer_timeout_mode(self.version,
+                                       interval_s=None if duration is None else duration.seconds)
         duration = self.eff.duration(KEY_TIMEOUT_INTERVAL)
         return buffer_timeout_mode(self.version, interval_s=None if duration is None else duration.seconds,
                                    enabled=self.eff.boolean(KEY_TIMEOUT_ENABLED), batch_runtime=batch)

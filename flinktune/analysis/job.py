@@ -1,8 +1,8 @@
 """The job entry: one Spark pass over the dump, then pure-Python diagnosis of the small result.
 
 Spark actions: at most one cheap bounds query (skipped for local parquet, whose footers carry
-the ``ts`` range), then two collects over a persisted slot table (series statistics and the
-per-vertex time strip). Raw rows never reach the driver.
+the ``ts`` range), then one job that scans once and returns one row per series (subtask x
+metric), with the time strip riding along. Raw rows never reach the driver.
 """
 
 from __future__ import annotations

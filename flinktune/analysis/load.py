@@ -439,6 +439,10 @@ def to_canonical(df: DataFrame, source: str) -> DataFrame:
         base_name.alias("_name"),
         F.col(value_col).cast("double").alias("value"),
     )
+    # Every metric read here (time per second, pool usage, counters, meters) is a finite number >= 0:
+    # NaN, +-inf, negatives and values that did not parse are not measurements, so they are dropped
+    # (Spark orders NaN above +inf, so this one test removes all of them and nulls).
+    out = out.where((F.col("value") >= 0) & (F.col("value") < F.lit(float("inf"))))
     return normalise_names(out)
 
 

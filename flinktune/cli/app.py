@@ -1,20 +1,22 @@
-"""The ``flinktune`` application: one typer app, each command in a module of its own."""
+"""The ``flinktune`` application: one typer app, each command in a module of its own.
+
+Start-up time matters (``flinktune lint`` runs as a fresh process in CI and pre-commit), so this
+module imports typer only when the typer app is actually needed: ``main`` gives a plain
+``flinktune lint ...`` command line to the typer-free route in ``lint_run.py``, and otherwise
+builds an app with only the command being run registered (all of them for ``--help`` or an
+unknown command). ``from flinktune.cli.app import app`` still gives the full app.
+"""
 
 from __future__ import annotations
 
 import importlib
-
-import typer
+import sys
+from typing import TYPE_CHECKING, Any
 
 from flinktune import __version__
 
-app = typer.Typer(
-    name="flinktune",
-    help="Tuning advisor for Apache Flink's network stack.",
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-)
+if TYPE_CHECKING:
+    import typer
 
 # Each module defines ``register(app)``; the command's heavy imports happen inside the command.
 COMMAND_MODULES: tuple[str, ...] = (
@@ -28,22 +30,40 @@ COMMAND_MODULES: tuple[str, ...] = (
 )
 
 
+def _command_module(command: str) -> str | None:
+    """The module registering ``command`` (modules are named ``<command>_cmd``)."""
+    wanted = f"flinktune.cli.{command}_cmd"
+    return wanted if wanted in COMMAND_MODULES else None
+
+
 def _version_callback(value: bool) -> None:
     if value:
+        import typer
+
         typer.echo(f"flinktune {__version__}")
         raise typer.Exit(0)
 
 
-@app.callback()
-def _root(
-    version: bool = typer.Option(False, "--version", callback=_version_callback, is_eager=True,
-                                 help="Print the version and exit."),
-) -> None:
-    """Tuning advisor for Apache Flink's network stack."""
+def build_app(modules: tuple[str, ...] = COMMAND_MODULES) -> typer.Typer:
+    """The typer app with the commands of ``modules`` registered."""
+    import typer
 
+    new_app = typer.Typer(
+        name="flinktune",
+        help="Tuning advisor for Apache Flink's network stack.",
+        no_args_is_help=True,
+        add_completion=False,
+        pretty_exceptions_enable=False,
+    )
 
-def _register_all() -> None:
-    for name in COMMAND_MODULES:
+    @new_app.callback()
+    def _root(
+        version: bool = typer.Option(False, "--version", callback=_version_callback, is_eager=True,
+                                     help="Print the version and exit."),
+    ) -> None:
+        """Tuning advisor for Apache Flink's network stack."""
+
+    for name in modules:
         try:
             module = importlib.import_module(name)
         except ModuleNotFoundError as error:
@@ -51,11 +71,26 @@ def _register_all() -> None:
             if error.name == name:
                 continue
             raise
-        module.register(app)
+        module.register(new_app)
+    return new_app
 
 
-_register_all()
+def __getattr__(name: str) -> Any:
+    # ``app`` (the full typer app, for tests and embedding) is built on first use.
+    if name == "app":
+        full = build_app()
+        globals()["app"] = full
+        return full
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def main() -> None:
-    app()
+    argv = sys.argv[1:]
+    if argv and argv[0] == "lint":
+        from flinktune.cli.lint_run import main_fast
+
+        code = main_fast(argv[1:])
+        if code is not None:
+            sys.exit(code)
+    module = _command_module(argv[0]) if argv else None
+    build_app((module,) if module else COMMAND_MODULES)()

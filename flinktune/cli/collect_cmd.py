@@ -25,14 +25,29 @@ def register(app: typer.Typer) -> None:
     def collect_command(
         url: str = typer.Option("http://127.0.0.1:8081", "--url", help="Flink's REST endpoint (JobManager)."),
         job: str | None = typer.Option(None, "--job", help="Job id (32 hex digits)."),
-        job_name: str | None = typer.Option(None, "--job-name", help="Job name (must match one running job)."),
-        interval: str = typer.Option("5s", "--interval", help="Time between polls (Flink duration: 5s, 500ms)."),
+        job_name: str | None = typer.Option(
+            None, "--job-name", help="Job name (must match one running job)."
+        ),
+        interval: str = typer.Option(
+            "5s", "--interval", help="Time between polls (Flink duration: 5s, 500ms)."
+        ),
         duration: str = typer.Option("10min", "--duration", help="How long to collect (e.g. 10min, 1h)."),
-        out: Path = typer.Option(..., "-o", "--out", help="Folder for metrics.parquet, plan.json and job.json."),
+        out: Path = typer.Option(  # noqa: B008
+            ..., "-o", "--out", help="Folder for metrics.parquet, plan.json and job.json."
+        ),
         metric: list[str] = typer.Option(  # noqa: B008
-            [], "--metric", help="Extra REST metric id to collect (repeatable), e.g. mailboxQueueSize.",
+            [],
+            "--metric",
+            help="Extra REST metric id to collect (repeatable), e.g. mailboxQueueSize.",
         ),
         overwrite: bool = typer.Option(False, "--overwrite", help="Replace an existing dump (kept as .bak)."),
+        retries: int = typer.Option(
+            3,
+            "--retries",
+            min=0,
+            max=20,
+            help="Retries per request on transient errors (backoff 0.5 s, doubling).",
+        ),
     ) -> None:
         """Poll every subtask of a running job over REST and write the canonical metrics dump.
 
@@ -40,12 +55,18 @@ def register(app: typer.Typer) -> None:
         """
 
         def run() -> Any:
-            from flinktune.collect import CollectOptions, collect
+            from flinktune.collect import CollectOptions, RetryPolicy, collect
 
             options = CollectOptions(
-                url=url, out_dir=out, interval_s=_seconds(interval, "--interval"),
-                duration_s=_seconds(duration, "--duration"), job_id=job, job_name=job_name,
-                extra_metrics=tuple(metric), overwrite=overwrite,
+                retry=RetryPolicy(attempts=retries + 1),
+                url=url,
+                out_dir=out,
+                interval_s=_seconds(interval, "--interval"),
+                duration_s=_seconds(duration, "--duration"),
+                job_id=job,
+                job_name=job_name,
+                extra_metrics=tuple(metric),
+                overwrite=overwrite,
             )
             if sys.stderr.isatty():
                 return _collect_with_progress(options, collect)
@@ -53,8 +74,10 @@ def register(app: typer.Typer) -> None:
 
         result = guarded(run)
         where = str(result.metrics_path) if result.metrics_path else "no metrics (no subtask answered)"
-        summary = (f"collected {result.polls} polls, {result.rows} rows from job {result.job_name!r} "
-                   f"({result.job_id}, Flink {result.flink_version}) into {where}; plan in {result.plan_path}")
+        summary = (
+            f"collected {result.polls} polls, {result.rows} rows from job {result.job_name!r} "
+            f"({result.job_id}, Flink {result.flink_version}) into {where}; plan in {result.plan_path}"
+        )
         if result.stop_reason == "interrupted":
             summary = "stopped early: " + summary
         typer.echo(summary)
@@ -62,7 +85,9 @@ def register(app: typer.Typer) -> None:
             typer.echo(f"flinktune: note: {result.detail}; collection stopped", err=True)
         if result.stop_reason == "rest-failure":
             fail(f"{result.detail} (what was collected is kept in {where})")
-        raise typer.Exit(EXIT_OK if result.metrics_path or result.stop_reason == "interrupted" else EXIT_BAD_INPUT)
+        raise typer.Exit(
+            EXIT_OK if result.metrics_path or result.stop_reason == "interrupted" else EXIT_BAD_INPUT
+        )
 
 
 def _collect_with_progress(options: Any, collect: Any) -> Any:
@@ -71,22 +96,28 @@ def _collect_with_progress(options: Any, collect: Any) -> Any:
 
     console = Console(stderr=True)
     progress = Progress(
-        TextColumn("[bold]collect[/bold] {task.description}"), BarColumn(), MofNCompleteColumn(),
-        TextColumn("polls  {task.fields[rows]} rows  {task.fields[note]}"), TimeElapsedColumn(),
-        console=console, transient=False,
+        TextColumn("[bold]polls[/bold]"),
+        BarColumn(bar_width=24),
+        MofNCompleteColumn(),
+        TextColumn("{task.fields[rows]} rows{task.fields[note]}"),
+        TimeElapsedColumn(),
+        console=console,
+        transient=False,
     )
     state: dict[str, Any] = {}
 
     def on_start(info: Any) -> None:
-        state["task"] = progress.add_task(
-            f"{info.job_name} ({info.vertices} vertices, {info.subtasks} subtasks, Flink {info.flink_version})",
-            total=info.planned_polls, rows=0, note="",
+        progress.console.print(
+            f"collecting job [bold]{info.job_name}[/bold] ({info.job_id}, Flink {info.flink_version}): "
+            f"{info.vertices} vertices, {info.subtasks} subtasks, into {options.out_dir}",
+            highlight=False,
         )
+        state["task"] = progress.add_task("collect", total=info.planned_polls, rows=0, note="")
 
     def on_poll(report: Any) -> None:
-        note = f"{report.subtasks_answered} subtasks answered"
+        note = ""
         if report.failed_requests:
-            note += f", {report.failed_requests} requests failed"
+            note = f", {report.failed_requests} requests failed"
         progress.update(state["task"], completed=report.index, rows=report.total_rows, note=note)
 
     with progress:

@@ -6,8 +6,6 @@ import sys
 from collections.abc import Callable
 from typing import NoReturn, TypeVar
 
-import typer
-
 from flinktune.errors import FlinktuneError
 
 EXIT_OK = 0
@@ -19,6 +17,8 @@ T = TypeVar("T")
 
 def fail(message: str) -> NoReturn:
     """Print one line to stderr and exit 2."""
+    import typer  # here, not at the top: `flinktune lint` imports this module without typer
+
     typer.echo(f"flinktune: error: {' '.join(message.split())}", err=True)
     raise typer.Exit(EXIT_BAD_INPUT)
 
@@ -30,6 +30,8 @@ def guarded(action: Callable[[], T]) -> T:
     except FlinktuneError as error:
         fail(error.one_line())
     except KeyboardInterrupt:
+        import typer
+
         typer.echo("flinktune: interrupted", err=True)
         raise typer.Exit(130) from None
 

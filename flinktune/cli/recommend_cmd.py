@@ -65,7 +65,8 @@ def recommend(
     taskmanagers: Annotated[str | None, typer.Option("--taskmanagers", help="TaskManagers.")] = None,
     exchanges: Annotated[str | None, typer.Option(
         "--exchanges", help="All-to-all exchanges in the job when no plan is given (default 1).")] = None,
-    record_size: Annotated[str | None, typer.Option("--record-size", help="Serialized record size (200b).")] = None,
+    record_size: Annotated[str | None, typer.Option(
+        "--record-size", help="Serialized record size (200b).")] = None,
     rate: Annotated[str | None, typer.Option(
         "--rate", help="Records per second one producer subtask emits.")] = None,
     latency_target: Annotated[str | None, typer.Option(
@@ -79,7 +80,8 @@ def recommend(
         "--metrics", metavar="DUMP", help="Metrics dump to analyse (repeatable; runs Spark).")] = None,
     plan: Annotated[Path | None, typer.Option(
         "--plan", metavar="FILE", help="Job plan JSON (/jobs/:jobid/plan) for the buffer demand.")] = None,
-    write: Annotated[bool, typer.Option("--write", help="Apply the changes to FILE (backup FILE.bak).")] = False,
+    write: Annotated[bool, typer.Option(
+        "--write", help="Apply the changes to FILE (backup FILE.bak).")] = False,
     output: Annotated[Path | None, typer.Option(
         "--output", "-o", metavar="FILE", help="Write the recommended config to FILE instead.")] = None,
     output_format: Annotated[str, typer.Option("--format", "-f", help="text or json.")] = "text",
@@ -99,7 +101,8 @@ def recommend(
         if write and output is not None:
             raise UsageError("--write and --output exclude each other")
         flags = {"rtt": rtt, "bandwidth": bandwidth, "parallelism": parallelism, "slots": slots,
-                 "taskmanagers": taskmanagers, "exchanges": exchanges, "record-size": record_size, "rate": rate,
+                 "taskmanagers": taskmanagers, "exchanges": exchanges, "record-size": record_size,
+                 "rate": rate,
                  "latency-target": latency_target, "skew": skew, "workload": workload,
                  "flink-version": flink_version}
         env = Environment()
@@ -135,7 +138,8 @@ def _run(file: Path, env: Environment, plan_data: dict[str, Any] | None, plan_pa
     def measured_for(document: Any, version: Any) -> Any:
         return _measure(metrics, plan_path, document, version, env) if metrics else None
 
-    recs = recommend_text(text, str(file), env, version_of=version_of, measured_for=measured_for, plan=plan_data)
+    recs = recommend_text(text, str(file), env, version_of=version_of, measured_for=measured_for,
+                          plan=plan_data)
     current = recs[-1].new_text
     if fmt == "json":
         typer.echo(render_recommendation_json(recs), nl=False)
@@ -175,7 +179,8 @@ def _write(path: Path, data: bytes, backup_suffix: str | None, follow_symlinks: 
     return write_file_atomic(path, data, backup_suffix=backup_suffix, follow_symlinks=follow_symlinks)
 
 
-def _measure(metrics: list[str], plan_path: Path | None, document: Any, version: Any, env: Environment) -> Any:
+def _measure(metrics: list[str], plan_path: Path | None, document: Any, version: Any,
+             env: Environment) -> Any:
     from flinktune.advise.measured import measure
     from flinktune.config.effective import EffectiveConfig
 

@@ -6,7 +6,20 @@ from flinktune.collect.rest import FlinkRestClient, RetryPolicy
 from flinktune.collect.writer import COLUMNS, JOB_FILE, METRICS_FILE, PARTS_DIR, PLAN_FILE
 
 __all__ = [
-    "COLUMNS", "DEFAULT_METRICS", "JOB_FILE", "METRICS_FILE", "PARTS_DIR", "PLAN_FILE",
-    "CollectOptions", "CollectResult", "FlinkRestClient", "MetricSpec", "PollReport", "RetryPolicy",
-    "StartInfo", "canonical_name", "collect", "metric_specs",
+    "COLUMNS",
+    "DEFAULT_METRICS",
+    "JOB_FILE",
+    "METRICS_FILE",
+    "PARTS_DIR",
+    "PLAN_FILE",
+    "CollectOptions",
+    "CollectResult",
+    "FlinkRestClient",
+    "MetricSpec",
+    "PollReport",
+    "RetryPolicy",
+    "StartInfo",
+    "canonical_name",
+    "collect",
+    "metric_specs",
 ]

@@ -26,7 +26,7 @@ def canonical_name(rest_id: str) -> str:
     """``Shuffle.Netty.Input.Buffers.inPoolUsage`` -> ``inPoolUsage``; unknown ids are kept as they are."""
     for prefix in _PREFIXES:
         if rest_id.startswith(prefix) and len(rest_id) > len(prefix):
-            return rest_id[len(prefix):]
+            return rest_id[len(prefix) :]
     return rest_id
 
 
@@ -119,7 +119,7 @@ def pick_values(specs: tuple[MetricSpec, ...], answered: dict[str, float]) -> li
 
 
 def parse_metric_value(text: object) -> float | None:
-    """REST metric values are strings: numbers, ``NaN``, or ``true``/``false`` for gauges like isBackPressured."""
+    """REST metric values are strings: numbers, ``NaN``, or ``true``/``false`` (e.g. isBackPressured)."""
     if isinstance(text, bool):
         return 1.0 if text else 0.0
     if isinstance(text, int | float):

@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from flinktune.collect.catalog import MetricSpec, metric_specs, parse_metric_value, pick_values
@@ -48,7 +48,7 @@ class CollectOptions:
     overwrite: bool = False
     workers: int = 8
     max_failed_polls: int = 3
-    retry: RetryPolicy = RetryPolicy()
+    retry: RetryPolicy = field(default_factory=RetryPolicy)
 
     def __post_init__(self) -> None:
         if not self.interval_s > 0:
@@ -142,8 +142,13 @@ def _query_chunks(rest_ids: list[str]) -> list[str]:
 
 
 class _Poller:
-    def __init__(self, client: FlinkRestClient, job_id: str, specs: tuple[MetricSpec, ...],
-                 executor: ThreadPoolExecutor) -> None:
+    def __init__(
+        self,
+        client: FlinkRestClient,
+        job_id: str,
+        specs: tuple[MetricSpec, ...],
+        executor: ThreadPoolExecutor,
+    ) -> None:
         self.client = client
         self.job_id = job_id
         self.specs = specs
@@ -154,7 +159,8 @@ class _Poller:
         answered: dict[str, float] = {}
         for chunk in self.chunks:
             reply = self.client.get_json(
-                f"/jobs/{self.job_id}/vertices/{vertex_id}/subtasks/{index}/metrics", {"get": chunk},
+                f"/jobs/{self.job_id}/vertices/{vertex_id}/subtasks/{index}/metrics",
+                {"get": chunk},
             )
             for item in reply if isinstance(reply, list) else []:
                 if isinstance(item, dict) and "id" in item:
@@ -193,12 +199,20 @@ class _Poller:
                 answered_subtasks += 1
             placement = next((s for s in vertex.subtasks if s.subtask_index == index), None)
             for name, value in pick_values(self.specs, answered):
-                rows.append(Row(
-                    ts=ts_ms, job_id=job.job_id, job_name=job.name, vertex_id=vertex.vertex_id,
-                    task_name=vertex.name, subtask_index=index,
-                    tm_id=placement.tm_id if placement else None,
-                    host=placement.host if placement else None, metric=name, value=value,
-                ))
+                rows.append(
+                    Row(
+                        ts=ts_ms,
+                        job_id=job.job_id,
+                        job_name=job.name,
+                        vertex_id=vertex.vertex_id,
+                        task_name=vertex.name,
+                        subtask_index=index,
+                        tm_id=placement.tm_id if placement else None,
+                        host=placement.host if placement else None,
+                        metric=name,
+                        value=value,
+                    )
+                )
         return rows, answered_subtasks, failed
 
 
@@ -219,24 +233,35 @@ def collect(
     if job.state in TERMINAL_STATES:
         raise CollectError(f"job {job_id} ({job.name!r}) is {job.state}; collect needs a running job")
 
+    plan = client.get_json(f"/jobs/{job_id}/plan")
     out_dir = options.out_dir
+    plan_path, job_path = out_dir / PLAN_FILE, out_dir / JOB_FILE
     writer = DumpWriter(out_dir)
     writer.start(overwrite=options.overwrite)
-    plan = client.get_json(f"/jobs/{job_id}/plan")
-    plan_path = out_dir / PLAN_FILE
-    write_json_atomic(plan_path, plan)
-
-    specs = metric_specs(options.extra_metrics)
     executor = ThreadPoolExecutor(max_workers=max(1, options.workers), thread_name_prefix="flinktune-collect")
-    poller = _Poller(client, job_id, specs, executor)
-    job = poller.placements(job)
-    job_path = out_dir / JOB_FILE
-    write_json_atomic(job_path, placement_document(job, flink_version))
+    poller = _Poller(client, job_id, metric_specs(options.extra_metrics), executor)
+    try:
+        write_json_atomic(plan_path, plan)
+        job = poller.placements(job)
+        write_json_atomic(job_path, placement_document(job, flink_version))
+    except BaseException:
+        # Nothing collected yet: leave no half-started dump behind.
+        executor.shutdown(wait=False, cancel_futures=True)
+        writer.finish()
+        raise
 
     planned = int(options.duration_s // options.interval_s) + 1
     if on_start:
-        on_start(StartInfo(job_id, job.name, flink_version, len(job.vertices),
-                           sum(v.parallelism for v in job.vertices), planned))
+        on_start(
+            StartInfo(
+                job_id,
+                job.name,
+                flink_version,
+                len(job.vertices),
+                sum(v.parallelism for v in job.vertices),
+                planned,
+            )
+        )
 
     polls = 0
     attempts = 0
@@ -274,8 +299,11 @@ def collect(
                 writer.append(rows)
                 polls += 1
                 if on_poll:
-                    on_poll(PollReport(polls, ts_ms, len(rows), writer.rows_written, answered, failed,
-                                       clock() - began))
+                    on_poll(
+                        PollReport(
+                            polls, ts_ms, len(rows), writer.rows_written, answered, failed, clock() - began
+                        )
+                    )
     except KeyboardInterrupt:
         stop_reason = "interrupted"
     finally:
@@ -283,7 +311,14 @@ def collect(
         with _no_interrupts():
             metrics_path = writer.finish()
     return CollectResult(
-        job_id=job_id, job_name=job.name, flink_version=flink_version, polls=polls,
-        rows=writer.rows_written, metrics_path=metrics_path, plan_path=plan_path, job_path=job_path,
-        stop_reason=stop_reason, detail=detail,
+        job_id=job_id,
+        job_name=job.name,
+        flink_version=flink_version,
+        polls=polls,
+        rows=writer.rows_written,
+        metrics_path=metrics_path,
+        plan_path=plan_path,
+        job_path=job_path,
+        stop_reason=stop_reason,
+        detail=detail,
     )

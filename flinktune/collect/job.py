@@ -49,10 +49,13 @@ def check_flink(client: FlinkRestClient) -> str:
         config = client.get_json("/config")
     except HttpStatusError as error:
         raise CollectError(
-            f"{client.base_url} does not look like Flink's REST API (GET /config answered HTTP {error.status})"
+            f"{client.base_url} does not look like Flink's REST API "
+            f"(GET /config answered HTTP {error.status})"
         ) from None
     if not isinstance(config, dict) or "flink-version" not in config:
-        raise CollectError(f"{client.base_url} does not look like Flink's REST API (no flink-version in /config)")
+        raise CollectError(
+            f"{client.base_url} does not look like Flink's REST API (no flink-version in /config)"
+        )
     return str(config["flink-version"])
 
 
@@ -79,10 +82,14 @@ def resolve_job_id(client: FlinkRestClient, job_id: str | None, job_name: str | 
             return str(live[0]["jid"])
         if len(live) > 1:
             ids = ", ".join(str(j["jid"]) for j in live)
-            raise CollectError(f"{len(live)} running jobs are named {job_name!r} ({ids}): pick one with --job")
+            raise CollectError(
+                f"{len(live)} running jobs are named {job_name!r} ({ids}): pick one with --job"
+            )
         if named:
             states = ", ".join(sorted({str(j.get("state")) for j in named}))
-            raise CollectError(f"job {job_name!r} is no longer running (state {states}); collect needs a running job")
+            raise CollectError(
+                f"job {job_name!r} is no longer running (state {states}); collect needs a running job"
+            )
         running = ", ".join(repr(j.get("name")) for j in jobs if j.get("state") not in TERMINAL_STATES)
         raise CollectError(f"no job named {job_name!r} on {client.base_url} (running: {running or 'none'})")
     live = [j for j in jobs if j.get("state") not in TERMINAL_STATES]
@@ -105,12 +112,15 @@ def read_job(client: FlinkRestClient, job_id: str) -> JobInfo:
     if not isinstance(detail, dict) or "state" not in detail:
         raise CollectError(f"GET {client.url_for('/jobs/' + job_id)} answered an unexpected shape")
     vertices = tuple(
-        VertexInfo(vertex_id=str(v["id"]), name=str(v.get("name", v["id"])),
-                   parallelism=int(v.get("parallelism", 0)))
-        for v in detail.get("vertices", []) if isinstance(v, dict) and "id" in v
+        VertexInfo(
+            vertex_id=str(v["id"]), name=str(v.get("name", v["id"])), parallelism=int(v.get("parallelism", 0))
+        )
+        for v in detail.get("vertices", [])
+        if isinstance(v, dict) and "id" in v
     )
-    return JobInfo(job_id=job_id, name=str(detail.get("name", "")), state=str(detail["state"]),
-                   vertices=vertices)
+    return JobInfo(
+        job_id=job_id, name=str(detail.get("name", "")), state=str(detail["state"]), vertices=vertices
+    )
 
 
 def _host_of(subtask: dict[str, Any]) -> str | None:
@@ -131,11 +141,14 @@ def read_placement(client: FlinkRestClient, job_id: str, vertex: VertexInfo) -> 
         if not isinstance(s, dict) or "subtask" not in s:
             continue
         tm = s.get("taskmanager-id")
-        subtasks.append(SubtaskPlacement(
-            subtask_index=int(s["subtask"]),
-            tm_id=str(tm) if tm not in (None, "", "(unassigned)") else None,
-            host=_host_of(s), status=s.get("status"),
-        ))
+        subtasks.append(
+            SubtaskPlacement(
+                subtask_index=int(s["subtask"]),
+                tm_id=str(tm) if tm not in (None, "", "(unassigned)") else None,
+                host=_host_of(s),
+                status=s.get("status"),
+            )
+        )
     return VertexInfo(vertex.vertex_id, vertex.name, vertex.parallelism, tuple(subtasks))
 
 
@@ -144,9 +157,20 @@ def placement_document(job: JobInfo, flink_version: str) -> dict[str, Any]:
     return {
         "job": {"jid": job.job_id, "name": job.name, "state": job.state, "flink-version": flink_version},
         "vertices": [
-            {"id": v.vertex_id, "name": v.name, "parallelism": v.parallelism,
-             "subtasks": [{"subtask": s.subtask_index, "host": s.host, "taskmanager_id": s.tm_id,
-                           "status": s.status} for s in v.subtasks]}
+            {
+                "id": v.vertex_id,
+                "name": v.name,
+                "parallelism": v.parallelism,
+                "subtasks": [
+                    {
+                        "subtask": s.subtask_index,
+                        "host": s.host,
+                        "taskmanager_id": s.tm_id,
+                        "status": s.status,
+                    }
+                    for s in v.subtasks
+                ],
+            }
             for v in job.vertices
         ],
     }

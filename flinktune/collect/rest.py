@@ -88,7 +88,10 @@ class FlinkRestClient:
     """GET JSON from one Flink REST endpoint base URL (e.g. ``http://127.0.0.1:8081``)."""
 
     def __init__(
-        self, base_url: str, *, retry: RetryPolicy | None = None,
+        self,
+        base_url: str,
+        *,
+        retry: RetryPolicy | None = None,
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
         self.base_url = normalise_base_url(base_url)
@@ -136,7 +139,9 @@ class FlinkRestClient:
                 detail = ""
             message = f"GET {url} answered HTTP {error.code}"
             raise HttpStatusError(
-                f"{message}: {detail}" if detail else message, status=error.code, detail=detail,
+                f"{message}: {detail}" if detail else message,
+                status=error.code,
+                detail=detail,
             ) from None
         try:
             return json.loads(body.decode("utf-8"))

@@ -25,9 +25,16 @@ JOB_FILE = "job.json"
 
 # DESIGN.md "Metrics dump": canonical columns, in order.
 COLUMNS: tuple[tuple[str, str], ...] = (
-    ("ts", "int64"), ("job_id", "string"), ("job_name", "string"), ("vertex_id", "string"),
-    ("task_name", "string"), ("subtask_index", "int32"), ("tm_id", "string"), ("host", "string"),
-    ("metric", "string"), ("value", "float64"),
+    ("ts", "int64"),
+    ("job_id", "string"),
+    ("job_name", "string"),
+    ("vertex_id", "string"),
+    ("task_name", "string"),
+    ("subtask_index", "int32"),
+    ("tm_id", "string"),
+    ("host", "string"),
+    ("metric", "string"),
+    ("value", "float64"),
 )
 _MERGED_ROW_GROUP_ROWS = 262_144
 
@@ -53,6 +60,14 @@ class Row:
     value: float
 
 
+def _publish(tmp: Path | str, final: Path) -> None:
+    """Rename into place with the mode a plain open() would give (mkstemp makes files 0600)."""
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(tmp, 0o666 & ~umask)
+    os.replace(tmp, final)
+
+
 def write_json_atomic(path: Path, document: Any) -> None:
     """Write JSON through a temporary file and a rename, keeping a ``.bak`` of what was there."""
     text = json.dumps(document, indent=1, sort_keys=False) + "\n"
@@ -62,7 +77,7 @@ def write_json_atomic(path: Path, document: Any) -> None:
             handle.write(text)
         if path.exists():
             shutil.copy2(path, path.with_name(path.name + ".bak"))
-        os.replace(tmp, path)
+        _publish(tmp, path)
     except OSError as error:
         Path(tmp).unlink(missing_ok=True)
         raise WriteError(f"cannot write {path}: {error.strerror or error}") from None
@@ -106,7 +121,8 @@ class DumpWriter:
         import pyarrow.parquet as pq
 
         table = pa.Table.from_pydict(
-            {name: [getattr(r, name) for r in rows] for name, _ in COLUMNS}, schema=arrow_schema(),
+            {name: [getattr(r, name) for r in rows] for name, _ in COLUMNS},
+            schema=arrow_schema(),
         )
         final = self.parts_dir / f"part-{len(self.parts):06d}.parquet"
         tmp = final.with_name("." + final.name + ".tmp")
@@ -145,11 +161,12 @@ class DumpWriter:
                     writer.write_table(_concat(pending), row_group_size=_MERGED_ROW_GROUP_ROWS)
             if self.metrics_path.exists():
                 os.replace(self.metrics_path, self.metrics_path.with_name(METRICS_FILE + ".bak"))
-            os.replace(tmp, self.metrics_path)
+            _publish(tmp, self.metrics_path)
         except OSError as error:
             tmp.unlink(missing_ok=True)
             raise WriteError(
-                f"cannot write {self.metrics_path}: {error.strerror or error}; the polls are kept in {self.parts_dir}"
+                f"cannot write {self.metrics_path}: {error.strerror or error}; "
+                f"the polls are kept in {self.parts_dir}"
             ) from None
         shutil.rmtree(self.parts_dir, ignore_errors=True)
         return self.metrics_path

@@ -15,7 +15,7 @@ import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from importlib import resources
+from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
@@ -260,7 +260,9 @@ class Catalog:
         spec = self.spec(lookup_key, version)
         alias = self._alias_run(lookup_key, index)
         if spec is not None:
-            replacement = alias[2] if alias is not None else None
+            # Only a deprecated key names a replacement: a key that is merely another option's
+            # fallback (jobmanager.rpc.address for rest.address) is an option in its own right.
+            replacement = alias[2] if alias is not None and alias[3] else None
             return KeyStatus(key, version, "option", spec, lookup_key if template is None else key,
                              deprecated=spec.deprecated, replacement=replacement,
                              removed_in=spec.removed_in, since=since, deprecated_since=deprecated_since)
@@ -422,7 +424,15 @@ def _java_class(stored: str | None) -> str | None:
 
 def _read_json(name: str) -> Any:
     try:
-        text = resources.files("flinktune").joinpath("data", name).read_text(encoding="utf-8")
+        # The package's own folder when it is one (every pip install): importlib.resources, needed
+        # only for zipped packages, would add its imports to every lint's start-up.
+        path = Path(__file__).resolve().parent.parent / "data" / name
+        if path.is_file():
+            text = path.read_text(encoding="utf-8")
+        else:
+            from importlib import resources
+
+            text = resources.files("flinktune").joinpath("data", name).read_text(encoding="utf-8")
         return json.loads(text)
     except (OSError, ValueError) as error:
         raise CatalogError(f"option catalog data '{name}' cannot be read: {error}") from error

@@ -17,10 +17,8 @@ import re
 from pathlib import Path
 
 from flinktune.config.flat import read_flat_file, read_flat_text
-from flinktune.config.k8s import read_manifest_text
 from flinktune.config.textio import MAX_YAML_BYTES, read_text_file, sniff_head
 from flinktune.config.types import ConfigDocument, ConfigFormat
-from flinktune.config.yaml_config import read_yaml_text
 from flinktune.errors import ConfigError
 
 _MANIFEST_API = re.compile(r"^apiVersion[ \t]*:", re.MULTILINE)
@@ -95,8 +93,14 @@ def read_config_text(text: str, file: str, format: ConfigFormat | str | None = N
     if len(text) > MAX_YAML_BYTES:
         raise ConfigError(f"is larger than {MAX_YAML_BYTES // (1024 * 1024)} MiB; too large for a "
                           "YAML config", file=file)
+    # The YAML readers (and PyYAML under them) load only for YAML input: a flink-conf.yaml lint,
+    # the common CI case, starts faster without them.
     if fmt is ConfigFormat.YAML:
+        from flinktune.config.yaml_config import read_yaml_text
+
         return [read_yaml_text(text, file)]
+    from flinktune.config.k8s import read_manifest_text
+
     return read_manifest_text(text, file)
 
 

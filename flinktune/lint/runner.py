@@ -13,7 +13,6 @@ from typing import Any
 from flinktune.config.types import ConfigDocument
 from flinktune.errors import FlinktuneError
 from flinktune.findings import Finding
-from flinktune.lint.baseline import load_baseline
 from flinktune.lint.model import AppliedFix, FileVersion, InputProblem, LintOptions, LintResult, RuleInfo
 from flinktune.lint.paths import expand_paths
 from flinktune.lint.ruleinfo import builtin_rule_infos, rule_infos, safe_fix_codes
@@ -178,7 +177,11 @@ def lint_paths(arguments: list[str] | tuple[str, ...], options: LintOptions | No
     options = options or LintOptions()
     if ruleset is None:
         ruleset = load_ruleset(options)
-    baseline = load_baseline(options.baseline) if options.baseline is not None else None
+    baseline = None
+    if options.baseline is not None:
+        from flinktune.lint.baseline import load_baseline
+
+        baseline = load_baseline(options.baseline)
     expanded = expand_paths(list(arguments), follow_symlinks=options.follow_symlinks)
     problems: list[InputProblem] = list(expanded.problems)
     outcomes = [_lint_file(path, ruleset, options) for path in expanded.files]

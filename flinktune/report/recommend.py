@@ -11,8 +11,8 @@ from flinktune.advise.engine import Change, Effect, Recommendation
 from flinktune.advise.state import jsonable
 from flinktune.report.diff import unified_diff
 
-_ENV_ORDER = ("flink-version", "workload", "parallelism", "slots", "taskmanagers", "exchanges", "rtt", "bandwidth",
-              "rate", "record-size", "skew", "latency-target")
+_ENV_ORDER = ("flink-version", "workload", "parallelism", "slots", "taskmanagers", "exchanges", "rtt",
+              "bandwidth", "rate", "record-size", "skew", "latency-target")
 
 
 def format_value(value: float | None, unit: str) -> str:
@@ -71,7 +71,7 @@ def _environment_lines(rec: Recommendation) -> list[str]:
         "flink-version": str(rec.version), "workload": job.workload, "parallelism": str(job.parallelism),
         "slots": str(job.slots), "taskmanagers": str(job.taskmanagers), "exchanges": str(job.exchanges),
         "rtt": format_value(job.rtt_s, "s"), "bandwidth": format_value(job.bandwidth_bytes_per_s, "B/s"),
-        "rate": f"{job.rate_per_subtask:.4g} records/s per subtask" if job.rate_per_subtask else None,
+        "rate": f"{job.rate_per_subtask:,.0f} records/s per subtask" if job.rate_per_subtask else None,
         "record-size": format_value(job.record_bytes, "B") if job.record_bytes else None,
         "skew": f"{job.skew:.3g}x" if job.skew else None,
         "latency-target": format_value(job.latency_target_s, "s") if job.latency_target_s else None,
@@ -119,7 +119,8 @@ def render_recommendation_text(rec: Recommendation, *, diff: bool = True) -> str
     if rec.measured is not None:
         m = rec.measured
         lines.append("Measured (--metrics):")
-        bits = [f"back pressure starts at {m.origin} ({m.cause})" if m.origin else "no back-pressure origin found"]
+        bits = [f"back pressure starts at {m.origin} ({m.cause})" if m.origin else "no back-pressure origin "
+                                                                                   "found"]
         if m.buffer_fill is not None:
             bits.append(f"remote buffers {m.buffer_fill:.0%} full")
         lines.append("  " + "; ".join(bits))
@@ -129,7 +130,8 @@ def render_recommendation_text(rec: Recommendation, *, diff: bool = True) -> str
     if not rec.changes:
         lines.append("No changes: the configuration already fits this job and environment.")
     else:
-        rows = [(str(i), _key_text(c), _current_text(c), _recommended_text(c)) for i, c in enumerate(rec.changes, 1)]
+        rows = [(str(i), _key_text(c), _current_text(c), _recommended_text(c))
+                for i, c in enumerate(rec.changes, 1)]
         header = ("#", "key", "current", "recommended")
         widths = [max(len(r[i]) for r in [*rows, header]) for i in range(4)]
         widths[1] = min(widths[1], 70)
@@ -168,9 +170,9 @@ def _change_json(change: Change) -> dict[str, Any]:
 def _fit_json(fit: Any) -> dict[str, Any] | None:
     if fit is None:
         return None
-    return {"fits": fit.fits, "required": fit.required, "target": fit.target, "total_buffers": fit.total_buffers,
-            "segment_bytes": fit.segment_bytes, "requested_usage_percent": round(fit.requested_usage_percent, 2),
-            "message": fit.message}
+    return {"fits": fit.fits, "required": fit.required, "target": fit.target,
+            "total_buffers": fit.total_buffers, "segment_bytes": fit.segment_bytes,
+            "requested_usage_percent": round(fit.requested_usage_percent, 2), "message": fit.message}
 
 
 def recommendation_dict(rec: Recommendation) -> dict[str, Any]:
@@ -186,8 +188,10 @@ def recommendation_dict(rec: Recommendation) -> dict[str, Any]:
         "measured": rec.measured.as_dict() if rec.measured is not None else None,
         "changes": [_change_json(c) for c in rec.changes],
         "notes": list(rec.notes),
-        "network": {"original": _fit_json(rec.original_fit), "original_memory_error": rec.original_memory_error,
-                    "recommended": _fit_json(rec.final_fit), "recommended_memory_error": rec.final_memory_error,
+        "network": {"original": _fit_json(rec.original_fit),
+                    "original_memory_error": rec.original_memory_error,
+                    "recommended": _fit_json(rec.final_fit),
+                    "recommended_memory_error": rec.final_memory_error,
                     "demand_assumption": rec.demand_assumption},
         "model": {"before": {k: jsonable(v) for k, v in rec.before.items()},
                   "after": {k: jsonable(v) for k, v in rec.after.items()}},

@@ -12,8 +12,9 @@ Public API (lint, analyze and recommend build on it):
 
 from __future__ import annotations
 
+from typing import Any
+
 from flinktune.rules.engine import evaluate_document, evaluate_items
-from flinktune.rules.examples import ExampleResult, run_examples
 from flinktune.rules.lang import Condition, parse
 from flinktune.rules.loader import load_rules
 from flinktune.rules.ruleset import Rule, RuleSet
@@ -32,3 +33,12 @@ __all__ = [
     "parse",
     "run_examples",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    # The examples runner (``rules check``, the rule tests) loads on first use, not on every lint.
+    if name in ("ExampleResult", "run_examples"):
+        from flinktune.rules import examples
+
+        return getattr(examples, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

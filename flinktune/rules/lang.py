@@ -295,6 +295,8 @@ def _walk_calls(node: Node) -> list[str]:
 # Parser
 
 _COMPARE_OPS = ("==", "!=", "<", "<=", ">", ">=")
+_SUM_OPS = frozenset({"+", "-"})
+_PRODUCT_OPS = frozenset({"*", "/", "//", "%"})
 
 
 class _Parser:
@@ -305,6 +307,9 @@ class _Parser:
         self.depth = 0
 
     def peek(self, offset: int = 0) -> Token:
+        # ``index`` never passes the END token (``next`` stops there), so offset 0 needs no clamp.
+        if not offset:
+            return self.tokens[self.index]
         return self.tokens[min(self.index + offset, len(self.tokens) - 1)]
 
     def next(self) -> Token:
@@ -318,11 +323,15 @@ class _Parser:
         return _error(message, token.pos, self.source)
 
     def at_op(self, op: str) -> bool:
-        token = self.peek()
+        token = self.tokens[self.index]
         return token.kind == "OP" and token.text == op
 
+    def at_ops(self, ops: frozenset[str]) -> bool:
+        token = self.tokens[self.index]
+        return token.kind == "OP" and token.text in ops
+
     def at_word(self, word: str) -> bool:
-        token = self.peek()
+        token = self.tokens[self.index]
         return token.kind == "NAME" and token.text == word
 
     def expect_op(self, op: str) -> Token:
@@ -398,14 +407,14 @@ class _Parser:
 
     def parse_sum(self) -> Node:
         node = self.parse_product()
-        while self.at_op("+") or self.at_op("-"):
+        while self.at_ops(_SUM_OPS):
             token = self.next()
             node = Binary(token.pos, token.text, node, self.parse_product())
         return node
 
     def parse_product(self) -> Node:
         node = self.parse_unary()
-        while any(self.at_op(op) for op in ("*", "/", "//", "%")):
+        while self.at_ops(_PRODUCT_OPS):
             token = self.next()
             node = Binary(token.pos, token.text, node, self.parse_unary())
         return node

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import hashlib
-import importlib.resources
+import importlib.util
 import json
 import os
-import tempfile
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -45,9 +44,19 @@ def _bundled_root() -> Any:
     layout (``<repo>/flinktune`` next to ``<repo>/rules``) is the fallback.
     """
     try:
-        return importlib.resources.files(BUNDLED_PACKAGE)
+        spec = importlib.util.find_spec(BUNDLED_PACKAGE)
     except ModuleNotFoundError:
+        spec = None
+    if spec is None:
         return Path(__file__).resolve().parents[2] / "rules"
+    # A plain folder (wheel or editable install) is read directly: importlib.resources would add
+    # its zip support (zipfile, tempfile ...) to every lint's start-up.
+    for location in spec.submodule_search_locations or ():
+        if os.path.isdir(location):
+            return Path(location)
+    from importlib import resources
+
+    return resources.files(BUNDLED_PACKAGE)
 
 
 def _walk(node: Any, prefix: str) -> Iterator[tuple[str, Any]]:
@@ -264,6 +273,8 @@ class ValidatedCache:
             if len(merged) >= MAX_CACHE_ENTRIES:
                 break
             merged.setdefault(digest, data)
+        import tempfile  # only when the cache changes: it is a slow import
+
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             handle, temp = tempfile.mkstemp(dir=self.path.parent, prefix=".rules-", suffix=".json")

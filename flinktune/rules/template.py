@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from flinktune.errors import ConditionError
 from flinktune.units import format_duration, format_memory
 
+_BRACE = re.compile(r"[{}]")
 _PLACEHOLDER = re.compile(r"^([A-Za-z][A-Za-z0-9_]*)((?:\.[A-Za-z0-9][A-Za-z0-9_-]*)*)(?::([a-z_]+))?$")
 
 _KIB = 1024
@@ -64,6 +65,13 @@ def parse_template(source: str) -> Template:
     text: list[str] = []
     i, n = 0, len(source)
     while i < n:
+        # Plain text up to the next brace in one step (messages are long, braces few).
+        brace = _BRACE.search(source, i)
+        stop = brace.start() if brace is not None else n
+        if stop > i:
+            text.append(source[i:stop])
+            i = stop
+            continue
         ch = source[i]
         if ch == "{" and source.startswith("{{", i):
             text.append("{")
@@ -94,8 +102,6 @@ def parse_template(source: str) -> Template:
             parts.append(Placeholder(name, tuple(p for p in path.split(".") if p), spec))
             i = end + 1
             continue
-        text.append(ch)
-        i += 1
     if text:
         parts.append("".join(text))
     return Template(source, tuple(parts))

@@ -34,6 +34,8 @@ from flinktune.sim.transport import Connection, Nic
 METRIC_NAMES: tuple[str, ...] = GAUGES + COUNTERS
 _M = {name: i for i, name in enumerate(METRIC_NAMES)}
 DRAIN_LIMIT_S = 120.0
+# a drain gives up when no record moved for this long (simulated)
+STALL_S = 5.0
 
 
 def hex_id(*parts: str) -> str:
@@ -57,7 +59,7 @@ class _Sim:
         credit = net.credit_based
         self.nics = [Nic(k, tm, cl.bandwidth, self.latency_s, costs.message_overhead,
                          costs.message_overhead_bytes, credit) for tm in range(cl.task_managers)]
-        self.conns: dict[tuple[int, int], Connection] = {}
+        self.conns: dict[tuple[int, int, int], Connection] = {}
         vertices = scenario.job.vertices
         self.placement = [[i // cl.slots_per_tm for i in range(v.parallelism)] for v in vertices]
         timeout = net.buffer_timeout
@@ -124,7 +126,10 @@ class _Sim:
                     sub.remote = remote
                     if remote:
                         sub.nic = self.nics[producer.tm]
-                        key = (producer.tm, consumer.tm)
+                        # one connection per TaskManager pair and intermediate result (ConnectionID
+                        # carries the result's connection index): two edges never share a FIFO,
+                        # which without credits could deadlock across them
+                        key = (producer.tm, consumer.tm, vi)
                         if key not in self.conns:
                             self.conns[key] = Connection(k, self.nics[producer.tm], producer.tm, consumer.tm,
                                                          self.latency_s, net.tcp_window)
@@ -314,6 +319,8 @@ class _Sim:
         for task in self.tasks[0]:
             task.stop()
         end = k.now + DRAIN_LIMIT_S
+        progress = -1
+        progress_at = k.now
         while k.now < end:
             for row in self.tasks:
                 for task in row:
@@ -326,6 +333,11 @@ class _Sim:
                        for row in self.tasks for t in row)
             if idle and self.conserved()[0]:
                 return True
+            moved = sum(c.records_in for _, _, _, c in self.channels)
+            if moved != progress or not idle:
+                progress, progress_at = moved, k.now
+            elif k.now - progress_at > STALL_S:
+                return False  # nothing arrived for a long time: records are stuck
         return False
 
 

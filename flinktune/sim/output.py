@@ -27,7 +27,7 @@ class SimInvariantError(AssertionError):
 
 class Subpartition:
     __slots__ = ("buffers_out", "bytes_out", "channel", "conn", "credit", "cur", "flush_req", "held",
-                 "in_ready", "index", "max_credit_seen", "need_backlog_announce", "next_seq", "nfinished",
+                 "in_ready", "index", "last_arrival_s", "max_credit_seen", "need_backlog_announce", "next_seq", "nfinished",
                  "nic", "parked", "part", "queue", "remote")
 
     def __init__(self, part: ResultPartition, index: int) -> None:
@@ -48,6 +48,7 @@ class Subpartition:
         self.parked = False
         self.need_backlog_announce = False
         self.next_seq = 0
+        self.last_arrival_s = 0.0   # when the last message sent on this channel reaches the receiver
         self.bytes_out = 0
         self.buffers_out = 0
 
@@ -72,6 +73,9 @@ class Subpartition:
         """Take the readable part of the head (caller checked ``sendable``)."""
         queue = self.queue
         head = queue[0]
+        if len(queue) == 1:
+            # PipelinedSubpartition.pollBuffer: reading the last buffer drains every flushed byte
+            self.flush_req = False
         if head.event is not None:
             queue.popleft()
             head.popped = True
@@ -83,9 +87,6 @@ class Subpartition:
         head.ri = len(head.recs)
         head.read = end
         head.refs += 1
-        if not queue or len(queue) == 1:
-            # PipelinedSubpartition.pollBuffer: reading the last buffer drains every flushed byte
-            self.flush_req = False
         if head.finished:
             queue.popleft()
             head.popped = True

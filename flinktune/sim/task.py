@@ -23,7 +23,7 @@ SOURCE_CHUNK_S = 0.00025
 class Task:
     __slots__ = ("acc", "align_start", "alignment_s", "buffer_overhead_s", "buffers_in_local",
                  "buffers_in_remote", "bytes_in_local", "bytes_in_remote", "capacity", "checkpoints_done",
-                 "deferred_barrier", "due_pending", "factor", "flush_always", "flush_debt_s",
+                 "deferred_barriers", "due_pending", "factor", "flush_always", "flush_debt_s",
                  "flush_overhead_s", "gate",
                  "is_source", "kernel", "lat_every", "lat_vertex", "next_due", "part", "partial",
                  "pending", "pi", "rate", "records_in", "records_out", "router", "since", "sizes", "state",
@@ -64,7 +64,7 @@ class Task:
         self.partial: tuple[Any, int, int, float, float] | None = None
         self.next_due = 0.0
         self.stopped = False
-        self.deferred_barrier: int | None = None
+        self.deferred_barriers: list[int] = []
         self.align_start = 0.0
         self.alignment_s = 0.0
         self.checkpoints_done = 0
@@ -247,9 +247,10 @@ class Task:
             self.records_out += 1
             if self.flush_always:
                 part.flush(sub)
-            if self.deferred_barrier is not None:
-                barrier, self.deferred_barrier = self.deferred_barrier, None
-                part.broadcast_event(barrier)
+            if self.deferred_barriers:
+                for barrier in self.deferred_barriers:
+                    part.broadcast_event(barrier)
+                self.deferred_barriers = []
         pending = self.pending
         subs = part.subs
         flush_always = self.flush_always
@@ -312,7 +313,7 @@ class Task:
         if self.part is None:
             return
         if self.partial is not None:
-            self.deferred_barrier = checkpoint_id
+            self.deferred_barriers.append(checkpoint_id)
         else:
             self.part.broadcast_event(checkpoint_id)
 

@@ -3,10 +3,11 @@
 The NIC serves the subpartitions that have data (and, with credit-based flow control, credit)
 round robin, one buffer per turn: a message takes ``message_overhead + (bytes + header) /
 bandwidth`` of the sender's egress and arrives one-way latency (RTT/2) later. A sent buffer goes
-back to the sender's pool once written. All logical channels between two TaskManagers share one
-connection; without credits that connection is a FIFO the receiver stops reading when the head
-message finds no free buffer in its gate (the pre-1.5 behaviour), and the sender keeps at most
-``tcp_window`` bytes unacknowledged on it.
+back to the sender's pool once written. All logical channels of one exchange between two
+TaskManagers share one connection (Flink's ConnectionID: address plus the intermediate result's
+connection index); without credits that connection is a FIFO the receiver stops reading when the
+head message finds no free buffer in its gate (the pre-1.5 behaviour), and the sender keeps at
+most ``tcp_window`` bytes unacknowledged on it.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from collections import deque
 from typing import Any
 
 from flinktune.sim.buffers import Slice
-from flinktune.sim.kernel import URGENT, Kernel
+from flinktune.sim.kernel import NORMAL, URGENT, Kernel
 from flinktune.sim.output import SimInvariantError, Subpartition
 
 
@@ -101,7 +102,10 @@ class Nic:
             if sub.need_backlog_announce and sub.sendable():
                 # buffers-per-channel 0: the receiver learns the backlog without any buffer sent
                 sub.need_backlog_announce = False
-                self.kernel.schedule(self.latency_s, sub.channel.on_backlog, sub.backlog(), URGENT)
+                # same TCP connection as the data: it cannot overtake a buffer sent before it
+                kernel = self.kernel
+                kernel.at(max(kernel.now + self.latency_s, sub.last_arrival_s), sub.channel.on_backlog,
+                          sub.backlog(), NORMAL)
             return
         if not sub.sendable():
             return
@@ -144,6 +148,7 @@ class Nic:
             elif credit_mode and sub.credit <= 0 and sub.channel.announce_backlog_when_dry:
                 sub.need_backlog_announce = True
             tx_s = self.overhead_s + (sl.nbytes + self.overhead_bytes) / self.bandwidth
+            sub.last_arrival_s = self.kernel.now + tx_s + self.latency_s
             self.busy = True
             self.busy_s += tx_s
             self.messages += 1

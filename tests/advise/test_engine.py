@@ -34,7 +34,8 @@ parallelism.default: 8
 
 def _rec(text: str, version: str, name: str = "flink-conf.yaml", measured: Measured | None = None,
          plan: dict | None = None, **flags: str):  # type: ignore[no-untyped-def]
-    env = Environment().with_values(parse_parameters({k.replace("_", "-"): v for k, v in flags.items()}), "flag")
+    given = {k.replace("_", "-"): v for k, v in flags.items()}
+    env = Environment().with_values(parse_parameters(given), "flag")
     document = read_config_text(text, name)[0]
     return recommend(document, text, parse_version(version), env, measured=measured, plan=plan)
 
@@ -55,7 +56,8 @@ def test_long_rtt_raises_buffers_per_channel_on_1x() -> None:
 
 
 def test_flink2_turns_credit_advice_into_segment_size() -> None:
-    text = "taskmanager.memory.process.size: 4096m\ntaskmanager.numberOfTaskSlots: 4\nparallelism.default: 8\n"
+    text = ("taskmanager.memory.process.size: 4096m\ntaskmanager.numberOfTaskSlots: 4\n"
+            "parallelism.default: 8\n")
     rec = _rec(text, "2.0", name="config.yaml", rtt="20ms", rate="100000", record_size="1kb")
     keys = _keys(rec)
     assert not any("buffers-per-channel" in k or "floating" in k for k in keys)
@@ -132,14 +134,16 @@ def test_debloat_needs_1_14() -> None:
     assert "taskmanager.network.memory.buffer-debloat.enabled" not in _keys(rec)
 
 
-@pytest.mark.parametrize(("version", "expected"), [("1.15", None), ("1.16", "4"), ("1.20", "4")])
+@pytest.mark.parametrize(("version", "expected"), [("1.15", None), ("1.16", "8"), ("1.20", "8")])
 def test_overdraft_only_where_it_exists(version: str, expected: str | None) -> None:
-    rec = _rec(STREAM + "taskmanager.memory.segment-size: 256kb\n", version, record_size="1000kb")
+    # 2000 KiB records fill 8 buffers of 256 KiB: more than the default 5 overdraft buffers.
+    rec = _rec(STREAM + "taskmanager.memory.segment-size: 256kb\n", version, record_size="2000kb")
     assert _keys(rec).get("taskmanager.network.memory.max-overdraft-buffers-per-gate") == expected
 
 
 def test_hash_shuffle_before_1_15_switches_to_sort_merge() -> None:
-    text = ("taskmanager.memory.process.size: 8192m\ntaskmanager.numberOfTaskSlots: 4\nparallelism.default: 500\n"
+    text = ("taskmanager.memory.process.size: 8192m\ntaskmanager.numberOfTaskSlots: 4\n"
+            "parallelism.default: 500\n"
             "execution.runtime-mode: BATCH\n")
     rec = _rec(text, "1.14")
     change = next(c for c in rec.changes if c.key == "taskmanager.network.sort-shuffle.min-parallelism")
@@ -150,7 +154,8 @@ def test_hash_shuffle_before_1_15_switches_to_sort_merge() -> None:
 
 
 def test_batch_read_memory_stays_below_framework_off_heap() -> None:
-    text = ("taskmanager.memory.process.size: 16g\ntaskmanager.numberOfTaskSlots: 8\nparallelism.default: 2000\n"
+    text = ("taskmanager.memory.process.size: 16g\ntaskmanager.numberOfTaskSlots: 8\n"
+            "parallelism.default: 2000\n"
             "execution.runtime-mode: BATCH\n")
     rec = _rec(text, "1.20")
     keys = _keys(rec)
@@ -159,7 +164,8 @@ def test_batch_read_memory_stays_below_framework_off_heap() -> None:
 
 
 def test_network_memory_grows_and_process_size_follows_when_heap_is_squeezed() -> None:
-    text = "taskmanager.memory.process.size: 1728m\ntaskmanager.numberOfTaskSlots: 8\nparallelism.default: 1000\n"
+    text = ("taskmanager.memory.process.size: 1728m\ntaskmanager.numberOfTaskSlots: 8\n"
+            "parallelism.default: 1000\n")
     rec = _rec(text, "1.17")
     keys = _keys(rec)
     assert "taskmanager.memory.network.min" in keys
@@ -172,7 +178,8 @@ def test_network_memory_grows_and_process_size_follows_when_heap_is_squeezed() -
 
 
 def test_network_max_raised_on_1_16_when_needed() -> None:
-    text = "taskmanager.memory.process.size: 32g\ntaskmanager.numberOfTaskSlots: 8\nparallelism.default: 2000\n"
+    text = ("taskmanager.memory.process.size: 32g\ntaskmanager.numberOfTaskSlots: 8\n"
+            "parallelism.default: 2000\n")
     rec = _rec(text, "1.16")   # network.max defaults to 1g up to 1.16
     keys = _keys(rec)
     assert "taskmanager.memory.network.max" in keys and "taskmanager.memory.network.min" in keys
@@ -233,10 +240,33 @@ def test_measured_from_analysis_reduces_the_busiest_job() -> None:
         return SimpleNamespace(name=name, parallelism=p, bytes_out_per_s=bytes_out, records_out_per_s=rec_out,
                                avg_record_bytes=avg, records_in_skew=skew, remote_buffer_bytes=buf)
 
-    origin = SimpleNamespace(name="Sink", cause="hot_subtask", channels="some", evidence=("one busy subtask",))
+    origin = SimpleNamespace(name="Sink", cause="hot_subtask", channels="some",
+                             evidence=("one busy subtask",))
     job = SimpleNamespace(job_name="etl", job_id=None, job_key="k", origins=(origin,), vertices=(
         vertex("Source", 4, 4_000_000.0, 4000.0, 1.0, None),
         vertex("Sink", 4, None, None, 3.5, 16384.0)))
     m = measured_from_analysis(SimpleNamespace(jobs=(job,)), 32768)
     assert m.rate_per_subtask == 1000.0 and m.record_bytes == 1000.0
     assert m.skew == 3.5 and m.buffer_fill == 0.5 and m.not_network and m.origin == "Sink"
+
+
+@pytest.mark.parametrize(("line", "key", "value"), [
+    ("taskmanager.memory.segment-size: 3000\n", "taskmanager.memory.segment-size", "4kb"),
+    ("taskmanager.network.memory.floating-buffers-per-gate: 0\n",
+     "taskmanager.network.memory.floating-buffers-per-gate", "8"),
+])
+def test_values_flink_refuses_are_replaced_first(line: str, key: str, value: str) -> None:
+    # ConfigurationParserUtils.getPageSize (power of two >= 4096); NettyShuffleEnvironmentConfiguration
+    # 1.17+ (floating buffers >= 1).
+    rec = _rec(STREAM + line, "1.17")
+    assert rec.changes[0].key == key and rec.changes[0].recommended == value
+
+
+def test_latency_budget_is_split_over_the_plans_exchanges() -> None:
+    plan = {"plan": {"nodes": [
+        {"id": "s", "parallelism": 8},
+        {"id": "a", "parallelism": 8, "inputs": [{"num": 0, "id": "s", "ship_strategy": "HASH"}]},
+        {"id": "b", "parallelism": 8, "inputs": [{"num": 0, "id": "a", "ship_strategy": "REBALANCE"}]}]}}
+    rec = _rec(STREAM, "1.19", plan=plan, latency_target="20ms")
+    assert rec.job.exchanges == 2
+    assert _keys(rec)["execution.buffer-timeout.interval"] == "5 ms"   # 20 ms / (2 x 2 exchanges)

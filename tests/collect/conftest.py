@@ -70,6 +70,7 @@ class FakeFlink:
     fail_next: list[int] = field(default_factory=list)  # HTTP statuses to answer before serving
     fail_metrics_always: int | None = None
     finish_after_job_reads: int | None = None
+    fail_job_reads_after: int | None = None  # /jobs/:jid answers 500 from then on (JobManager trouble)
     requests: list[str] = field(default_factory=list)
     metric_gets: list[list[str]] = field(default_factory=list)
     job_reads: int = 0
@@ -82,13 +83,27 @@ class FakeFlink:
     def plan(self, job_id: str) -> dict[str, Any]:
         nodes = []
         for i, (vid, name, p) in enumerate(VERTICES):
-            node: dict[str, Any] = {"id": vid, "parallelism": p, "operator": "", "operator_strategy": "",
-                                    "description": name, "optimizer_properties": {}}
+            node: dict[str, Any] = {
+                "id": vid,
+                "parallelism": p,
+                "operator": "",
+                "operator_strategy": "",
+                "description": name,
+                "optimizer_properties": {},
+            }
             if i:
-                node["inputs"] = [{"num": 0, "id": VERTICES[i - 1][0], "ship_strategy": "REBALANCE",
-                                   "exchange": "pipelined_bounded"}]
+                node["inputs"] = [
+                    {
+                        "num": 0,
+                        "id": VERTICES[i - 1][0],
+                        "ship_strategy": "REBALANCE",
+                        "exchange": "pipelined_bounded",
+                    }
+                ]
             nodes.append(node)
-        return {"plan": {"jid": job_id, "name": self.jobs[job_id]["name"], "type": "STREAMING", "nodes": nodes}}
+        return {
+            "plan": {"jid": job_id, "name": self.jobs[job_id]["name"], "type": "STREAMING", "nodes": nodes}
+        }
 
     def answer(self, path: str, query: dict[str, list[str]]) -> tuple[int, Any]:
         with self.lock:
@@ -97,25 +112,46 @@ class FakeFlink:
                 return self.fail_next.pop(0), {"errors": ["Service temporarily unavailable"]}
         parts = [p for p in path.split("/") if p]
         if parts == ["config"]:
-            return 200, {"refresh-interval": 3000, "timezone-name": "UTC", "flink-version": "1.20.5",
-                         "flink-revision": "fake", "features": {}}
+            return 200, {
+                "refresh-interval": 3000,
+                "timezone-name": "UTC",
+                "flink-version": "1.20.5",
+                "flink-revision": "fake",
+                "features": {},
+            }
         if parts == ["jobs", "overview"]:
-            return 200, {"jobs": [{"jid": j, "name": d["name"], "state": d["state"]} for j, d in self.jobs.items()]}
+            return 200, {
+                "jobs": [{"jid": j, "name": d["name"], "state": d["state"]} for j, d in self.jobs.items()]
+            }
         if len(parts) >= 2 and parts[0] == "jobs":
             job_id = parts[1]
             if job_id not in self.jobs:
                 if len(job_id) != 32:
                     return 400, {"errors": [f"Invalid JobID string '{job_id}'"]}
-                return 404, {"errors": ["org.apache.flink.runtime.rest.NotFoundException: Job not found.\n\tat ..."]}
+                return 404, {
+                    "errors": ["org.apache.flink.runtime.rest.NotFoundException: Job not found.\n\tat ..."]
+                }
             job = self.jobs[job_id]
             if len(parts) == 2:
                 with self.lock:
                     self.job_reads += 1
-                    if self.finish_after_job_reads is not None and self.job_reads > self.finish_after_job_reads:
+                    if self.fail_job_reads_after is not None and self.job_reads > self.fail_job_reads_after:
+                        return 500, {
+                            "errors": ["Internal server error.", "java.lang.RuntimeException\n\tat x"]
+                        }
+                    if (
+                        self.finish_after_job_reads is not None
+                        and self.job_reads > self.finish_after_job_reads
+                    ):
                         job["state"] = "FINISHED"
-                return 200, {"jid": job_id, "name": job["name"], "state": job["state"],
-                             "vertices": [{"id": v, "name": n, "parallelism": p, "status": "RUNNING"}
-                                          for v, n, p in VERTICES]}
+                return 200, {
+                    "jid": job_id,
+                    "name": job["name"],
+                    "state": job["state"],
+                    "vertices": [
+                        {"id": v, "name": n, "parallelism": p, "status": "RUNNING"} for v, n, p in VERTICES
+                    ],
+                }
             if parts[2:] == ["plan"]:
                 return 200, self.plan(job_id)
             vertex_ids = [v for v, _, _ in VERTICES]
@@ -123,9 +159,21 @@ class FakeFlink:
                 vindex = vertex_ids.index(parts[3])
                 _, name, p = VERTICES[vindex]
                 if len(parts) == 4:
-                    return 200, {"id": parts[3], "name": name, "parallelism": p, "subtasks": [
-                        {"subtask": i, "status": "RUNNING", "attempt": 0, "endpoint": "localhost:4014" + str(i),
-                         "taskmanager-id": TMS[i % 2]} for i in range(p)]}
+                    return 200, {
+                        "id": parts[3],
+                        "name": name,
+                        "parallelism": p,
+                        "subtasks": [
+                            {
+                                "subtask": i,
+                                "status": "RUNNING",
+                                "attempt": 0,
+                                "endpoint": "localhost:4014" + str(i),
+                                "taskmanager-id": TMS[i % 2],
+                            }
+                            for i in range(p)
+                        ],
+                    }
                 if len(parts) == 7 and parts[4] == "subtasks" and parts[6] == "metrics":
                     if self.fail_metrics_always is not None:
                         return self.fail_metrics_always, {"errors": ["Internal server error."]}

@@ -21,8 +21,18 @@ from flinktune.collect.catalog import DEFAULT_METRICS
 from flinktune.errors import CollectError, WriteError
 
 FAST_RETRY = RetryPolicy(attempts=3, initial_backoff_s=0.01, max_backoff_s=0.02, timeout_s=5.0)
-CANONICAL_COLUMNS = ["ts", "job_id", "job_name", "vertex_id", "task_name", "subtask_index", "tm_id", "host",
-                     "metric", "value"]
+CANONICAL_COLUMNS = [
+    "ts",
+    "job_id",
+    "job_name",
+    "vertex_id",
+    "task_name",
+    "subtask_index",
+    "tm_id",
+    "host",
+    "metric",
+    "value",
+]
 
 
 def _options(fake, tmp_path: Path, **kw) -> CollectOptions:
@@ -57,8 +67,16 @@ def test_writes_canonical_long_dump_plan_and_placement(fake_flink, tmp_path):
     assert len({r["ts"] for r in rows}) == 3
     # Canonical short names only: no REST group prefixes survive.
     metrics = {r["metric"] for r in rows}
-    assert {"outPoolUsage", "inPoolUsage", "inputFloatingBuffersUsage", "backPressuredTimeMsPerSecond",
-            "busyTimeMsPerSecond", "isBackPressured", "numBytesInRemote", "numBytesInLocal"} <= metrics
+    assert {
+        "outPoolUsage",
+        "inPoolUsage",
+        "inputFloatingBuffersUsage",
+        "backPressuredTimeMsPerSecond",
+        "busyTimeMsPerSecond",
+        "isBackPressured",
+        "numBytesInRemote",
+        "numBytesInLocal",
+    } <= metrics
     assert not any(m.startswith(("Shuffle.", "buffers.")) for m in metrics)
     # Nothing the user did not ask for (mailboxQueueSize and operator metrics exist on the server).
     assert "mailboxQueueSize" not in metrics and "Source__Gen.numRecordsOut" not in metrics
@@ -72,7 +90,11 @@ def test_writes_canonical_long_dump_plan_and_placement(fake_flink, tmp_path):
     assert one["inPoolUsage"]["host"] == "localhost"
     assert one["inPoolUsage"]["task_name"] == "SinkWork -> Discard: Writer"
     assert one["inPoolUsage"]["job_name"] == "validation-slow-sink"
-    source = [r for r in rows if r["vertex_id"] == fake_flink.vertices[0][0] and r["metric"] == "busyTimeMsPerSecond"]
+    source = [
+        r
+        for r in rows
+        if r["vertex_id"] == fake_flink.vertices[0][0] and r["metric"] == "busyTimeMsPerSecond"
+    ]
     assert source and all(r["value"] != r["value"] for r in source)  # NaN kept as NaN, as Flink reports it
     # Plan and placement beside the dump; the part files are merged away.
     assert json.loads((tmp_path / "dump" / "plan.json").read_text()) == fake_flink.plan(fake_flink.job_id)
@@ -83,8 +105,15 @@ def test_writes_canonical_long_dump_plan_and_placement(fake_flink, tmp_path):
 
 
 def test_asks_only_for_catalog_metrics_plus_extras(fake_flink, tmp_path):
-    result = collect(_options(fake_flink, tmp_path, job_id=fake_flink.job_id, duration_s=0.01,
-                              extra_metrics=("mailboxQueueSize",)))
+    result = collect(
+        _options(
+            fake_flink,
+            tmp_path,
+            job_id=fake_flink.job_id,
+            duration_s=0.01,
+            extra_metrics=("mailboxQueueSize",),
+        )
+    )
     asked = {i for get in fake_flink.metric_gets for i in get}
     expected = {rid for spec in DEFAULT_METRICS for rid in spec.rest_ids} | {"mailboxQueueSize"}
     assert asked == expected
@@ -93,7 +122,9 @@ def test_asks_only_for_catalog_metrics_plus_extras(fake_flink, tmp_path):
 
 def test_flink_2x_without_legacy_buffers_group(fake_flink, tmp_path):
     fake_flink.legacy_metrics = False
-    rows = _rows(collect(_options(fake_flink, tmp_path, job_id=fake_flink.job_id, duration_s=0.01)).metrics_path)
+    rows = _rows(
+        collect(_options(fake_flink, tmp_path, job_id=fake_flink.job_id, duration_s=0.01)).metrics_path
+    )
     out = [r["value"] for r in rows if r["metric"] == "outPoolUsage"]
     assert len(out) == 4 and set(out) == {1.0, 0.25}
 
@@ -105,8 +136,11 @@ def test_retries_transient_errors_with_backoff(fake_flink, tmp_path):
     from flinktune.collect import FlinkRestClient
 
     client = FlinkRestClient(fake_flink.url, retry=client_retry, sleep=sleeps.append)
-    result = collect(_options(fake_flink, tmp_path, job_id=fake_flink.job_id, duration_s=0.01), client=client,
-                     sleep=lambda s: None)
+    result = collect(
+        _options(fake_flink, tmp_path, job_id=fake_flink.job_id, duration_s=0.01),
+        client=client,
+        sleep=lambda s: None,
+    )
     assert result.polls == 1 and result.rows > 0
     assert sleeps[:2] == [0.5, 1.0]  # exponential backoff
     assert client.retries == 2
@@ -114,16 +148,66 @@ def test_retries_transient_errors_with_backoff(fake_flink, tmp_path):
 
 def test_persistent_server_errors_stop_and_keep_what_was_collected(fake_flink, tmp_path):
     fake_flink.finish_after_job_reads = None
-    result = collect(_options(fake_flink, tmp_path, job_id=fake_flink.job_id, duration_s=0.2,
-                              max_failed_polls=2))
+    result = collect(
+        _options(fake_flink, tmp_path, job_id=fake_flink.job_id, duration_s=0.2, max_failed_polls=2)
+    )
     assert result.polls >= 3
     # Now break the server for good and collect again into a new folder.
     fake_flink.fail_next = []
     fake_flink.fail_metrics_always = 500
-    result = collect(_options(fake_flink, tmp_path, out_dir=tmp_path / "broken", job_id=fake_flink.job_id,
-                              duration_s=0.5, max_failed_polls=2))
+    result = collect(
+        _options(
+            fake_flink,
+            tmp_path,
+            out_dir=tmp_path / "broken",
+            job_id=fake_flink.job_id,
+            duration_s=0.5,
+            max_failed_polls=2,
+        )
+    )
     # Metric requests fail after their retries but the poll itself (job state) works: zero rows per poll.
     assert result.rows == 0 and result.metrics_path is None
+
+
+def test_rest_api_failing_for_good_stops_with_the_dump_kept(fake_flink, tmp_path):
+    fake_flink.fail_job_reads_after = 3  # one read at start, then two good polls
+    result = collect(
+        _options(fake_flink, tmp_path, job_id=fake_flink.job_id, duration_s=5.0, max_failed_polls=2)
+    )
+    assert result.stop_reason == "rest-failure"
+    assert "2 polls in a row failed" in result.detail and "HTTP 500" in result.detail
+    assert result.polls == 2
+    assert len({r["ts"] for r in _rows(result.metrics_path)}) == 2
+
+
+def test_cli_rest_failure_is_one_line_and_exit_2(fake_flink, tmp_path):
+    fake_flink.fail_job_reads_after = 2
+    result = _cli(
+        "--url",
+        fake_flink.url,
+        "--job",
+        fake_flink.job_id,
+        "--interval",
+        "10ms",
+        "--duration",
+        "5s",
+        "-o",
+        str(tmp_path / "d"),
+        "--retries",
+        "0",
+    )
+    assert result.exit_code == 2
+    error = [line for line in result.output.splitlines() if line.startswith("flinktune: error: ")]
+    assert len(error) == 1 and "polls in a row failed" in error[0] and "kept in" in error[0]
+    assert (tmp_path / "d" / "metrics.parquet").exists()
+
+
+def test_written_files_have_ordinary_permissions(fake_flink, tmp_path):
+    result = collect(_options(fake_flink, tmp_path, job_id=fake_flink.job_id, duration_s=0.01))
+    umask = os.umask(0)
+    os.umask(umask)
+    for path in (result.metrics_path, result.plan_path, result.job_path):
+        assert path.stat().st_mode & 0o777 == 0o666 & ~umask
 
 
 def test_job_that_finishes_mid_run_keeps_the_dump(fake_flink, tmp_path):
@@ -135,8 +219,11 @@ def test_job_that_finishes_mid_run_keeps_the_dump(fake_flink, tmp_path):
 
 
 def test_job_by_name_and_the_only_running_job(fake_flink, tmp_path):
-    by_name = collect(_options(fake_flink, tmp_path, out_dir=tmp_path / "a", job_name="validation-slow-sink",
-                               duration_s=0.01))
+    by_name = collect(
+        _options(
+            fake_flink, tmp_path, out_dir=tmp_path / "a", job_name="validation-slow-sink", duration_s=0.01
+        )
+    )
     only = collect(_options(fake_flink, tmp_path, out_dir=tmp_path / "b", duration_s=0.01))
     assert by_name.job_id == only.job_id == fake_flink.job_id
 
@@ -174,9 +261,20 @@ def _one_error_line(result) -> str:
 
 
 def test_cli_nothing_listening(tmp_path):
-    line = _one_error_line(_cli("--url", f"http://127.0.0.1:{_free_port()}", "-o", str(tmp_path / "d"),
-                                "--duration", "1s"))
+    line = _one_error_line(
+        _cli(
+            "--url",
+            f"http://127.0.0.1:{_free_port()}",
+            "-o",
+            str(tmp_path / "d"),
+            "--duration",
+            "1s",
+            "--retries",
+            "1",
+        )
+    )
     assert "cannot reach Flink's REST API" in line and "connection refused" in line
+    assert "gave up after 2 attempts" in line
 
 
 def test_cli_not_flink(not_flink, tmp_path):
@@ -189,7 +287,9 @@ def test_cli_bad_url(tmp_path):
 
 
 def test_cli_finished_job(fake_flink, tmp_path):
-    line = _one_error_line(_cli("--url", fake_flink.url, "--job", fake_flink.finished_job_id, "-o", str(tmp_path)))
+    line = _one_error_line(
+        _cli("--url", fake_flink.url, "--job", fake_flink.finished_job_id, "-o", str(tmp_path))
+    )
     assert "is FINISHED" in line and "needs a running job" in line
     line = _one_error_line(_cli("--url", fake_flink.url, "--job-name", "old-job", "-o", str(tmp_path)))
     assert "no longer running" in line
@@ -200,28 +300,62 @@ def test_cli_unknown_job(fake_flink, tmp_path):
     assert f"no job {'a' * 32}" in line and "HTTP 404" in line
     line = _one_error_line(_cli("--url", fake_flink.url, "--job-name", "nope", "-o", str(tmp_path)))
     assert "no job named 'nope'" in line and "validation-slow-sink" in line
-    assert "32 hex digits" in _one_error_line(_cli("--url", fake_flink.url, "--job", "xyz", "-o", str(tmp_path)))
+    assert "32 hex digits" in _one_error_line(
+        _cli("--url", fake_flink.url, "--job", "xyz", "-o", str(tmp_path))
+    )
 
 
 def test_cli_interval_needs_a_unit(fake_flink, tmp_path):
-    assert "needs a unit" in _one_error_line(_cli("--url", fake_flink.url, "--interval", "5", "-o", str(tmp_path)))
+    assert "needs a unit" in _one_error_line(
+        _cli("--url", fake_flink.url, "--interval", "5", "-o", str(tmp_path))
+    )
 
 
 def test_cli_success_summary(fake_flink, tmp_path):
-    result = _cli("--url", fake_flink.url, "--job", fake_flink.job_id, "--interval", "50ms", "--duration",
-                  "100ms", "-o", str(tmp_path / "d"), "--metric", "mailboxQueueSize")
+    result = _cli(
+        "--url",
+        fake_flink.url,
+        "--job",
+        fake_flink.job_id,
+        "--interval",
+        "50ms",
+        "--duration",
+        "100ms",
+        "-o",
+        str(tmp_path / "d"),
+        "--metric",
+        "mailboxQueueSize",
+    )
     assert result.exit_code == 0, result.output
     assert "collected 3 polls" in result.output and "Flink 1.20.5" in result.output
 
 
 # --- stopping: Ctrl-C and SIGTERM finish the dump; SIGKILL leaves readable parts -----------------------
 
+
 def _start_cli(fake, out: Path) -> subprocess.Popen:
     env = dict(os.environ, PYTHONUNBUFFERED="1")
     return subprocess.Popen(
-        [sys.executable, "-m", "flinktune", "collect", "--url", fake.url, "--job", fake.job_id,
-         "--interval", "200ms", "--duration", "10min", "-o", str(out)],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+        [
+            sys.executable,
+            "-m",
+            "flinktune",
+            "collect",
+            "--url",
+            fake.url,
+            "--job",
+            fake.job_id,
+            "--interval",
+            "200ms",
+            "--duration",
+            "10min",
+            "-o",
+            str(out),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
     )
 
 

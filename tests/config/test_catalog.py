@@ -244,6 +244,23 @@ def test_did_you_mean(catalog, typo, expected):
     assert catalog.suggest(typo, V(1, 20), limit=1) == [expected]
 
 
+def test_a_fallback_key_is_an_option_not_deprecated_and_without_replacement(catalog):
+    # RestOptions.ADDRESS ("rest.address") declares .withFallbackKeys(JobManagerOptions.ADDRESS.key()),
+    # and JobManagerOptions.ADDRESS ("jobmanager.rpc.address") is not @Deprecated in any release
+    # (flink-core/src/main/java/org/apache/flink/configuration/{RestOptions,JobManagerOptions}.java,
+    # release-1.13 to release-2.1). A fallback is read when rest.address is unset; it renames nothing.
+    for version in SUPPORTED:
+        status = catalog.lookup("jobmanager.rpc.address", version)
+        assert status.kind == "option", version
+        assert not status.deprecated
+        assert status.replacement is None
+        assert status.deprecated_since is None
+        assert "jobmanager.rpc.address" in catalog.spec("rest.address", version).fallback_keys
+    # A real deprecated key keeps its replacement (checked in test_network_fraction_and_min too).
+    assert catalog.lookup("taskmanager.network.memory.fraction", V(1, 20)).replacement == \
+        "taskmanager.memory.network.fraction"
+
+
 def test_suggestions_are_version_aware(catalog):
     # The 2.0 suggestions never include a key 2.0 no longer has.
     for suggestion in catalog.suggest("taskmanager.network.memory.buffer-per-channel", V(2, 0)):

@@ -50,8 +50,15 @@ def find_flink_home() -> tuple[Path | None, str]:
         if list((home / "lib").glob("flink-dist-1.20*.jar")) and (home / "bin" / "jobmanager.sh").exists():
             return home, ""
     if not candidates:
-        return None, "no Flink distribution: .flink-venv (pip install 'apache-flink==1.20.*') and FLINK_HOME are absent"
-    return None, f"no Flink 1.20 distribution (lib/flink-dist-1.20*.jar, bin/) in {', '.join(map(str, candidates))}"
+        return (
+            None,
+            "no Flink distribution: .flink-venv (pip install 'apache-flink==1.20.*') "
+            "and FLINK_HOME are absent",
+        )
+    return (
+        None,
+        f"no Flink 1.20 distribution (lib/flink-dist-1.20*.jar, bin/) in {', '.join(map(str, candidates))}",
+    )
 
 
 def _java_missing() -> str:
@@ -69,10 +76,12 @@ def free_port() -> int:
 
 def yaml_lines(config: dict[str, Any]) -> str:
     """Flat keys with plain values, as a user writes them (valid in both of Flink's config formats)."""
+
     def plain(value: Any) -> str:
         if isinstance(value, bool):
             return "true" if value else "false"
         return str(value)
+
     return "".join(f"{key}: {plain(value)}\n" for key, value in config.items())
 
 
@@ -130,7 +139,8 @@ class FlinkCluster:
         }
         self.jobmanager: subprocess.Popen[bytes] | None = None
         self.taskmanagers: list[subprocess.Popen[bytes]] = []
-        self.tm_config: dict[str, Any] | None = None
+        self.tm_config_text: str | None = None
+        self.console_logs: dict[int, Path] = {}
         self.tm_config_file: Path | None = None  # the config.yaml the running TaskManagers read
         (work / "tmp").mkdir(parents=True, exist_ok=True)
 
@@ -138,42 +148,58 @@ class FlinkCluster:
         text = (self.home / "conf" / "config.yaml").read_text(encoding="utf-8")
         for line in text.splitlines():
             if line.strip().startswith("all: --add-exports"):
-                return line.strip()[len("all: "):]
+                return line.strip()[len("all: ") :]
         return ""
 
     # --- processes -------------------------------------------------------------------------------
-    def _conf_dir(self, name: str, config: dict[str, Any]) -> Path:
+    def _conf_dir(self, name: str, config_text: str) -> Path:
         conf = self.work / "conf" / name
         conf.mkdir(parents=True, exist_ok=True)
         for extra in ("log4j-console.properties", "logback-console.xml"):
             shutil.copy(self.home / "conf" / extra, conf / extra)
-        (conf / "config.yaml").write_text(yaml_lines(config), encoding="utf-8")
+        (conf / "config.yaml").write_text(config_text, encoding="utf-8")
         return conf
 
-    def _start(self, script: str, name: str, config: dict[str, Any]) -> subprocess.Popen[bytes]:
-        conf = self._conf_dir(name, config)
+    def _start(self, script: str, name: str, config_text: str) -> subprocess.Popen[bytes]:
+        conf = self._conf_dir(name, config_text)
         logs = self.work / "logs" / name
         logs.mkdir(parents=True, exist_ok=True)
         env = {k: v for k, v in os.environ.items() if not k.startswith(("FLINK_", "_FLINK"))}
         env.update(FLINK_CONF_DIR=str(conf), FLINK_LOG_DIR=str(logs), FLINK_PID_DIR=str(logs))
-        out = open(logs / "console.out", "wb")  # noqa: SIM115 - closed when the process is reaped
+        out = open(logs / "console.out", "wb")  # noqa: SIM115 - the child keeps its own descriptor
         proc = subprocess.Popen(
             ["bash", str(self.home / "bin" / script), "start-foreground"],
-            stdout=out, stderr=subprocess.STDOUT, env=env, cwd=self.work, start_new_session=True,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            env=env,
+            cwd=self.work,
+            start_new_session=True,
         )
         out.close()
         _STARTED.append(proc)
+        self.console_logs[proc.pid] = logs / "console.out"
         return proc
 
     def start_jobmanager(self, timeout_s: float = 180) -> None:
-        self.jobmanager = self._start("jobmanager.sh", "jobmanager", self.base_config)
-        self._wait(lambda: self.get("/overview") is not None, timeout_s, "the JobManager's REST API",
-                   [self.jobmanager])
+        self.jobmanager = self._start("jobmanager.sh", "jobmanager", yaml_lines(self.base_config))
+        self._wait(
+            lambda: self.get("/overview") is not None,
+            timeout_s,
+            "the JobManager's REST API",
+            [self.jobmanager],
+        )
 
     def use_taskmanagers(self, count: int = 2, **overrides: Any) -> None:
         """Run `count` TaskManagers with the base config plus `overrides` (restarting them if it differs)."""
         config = {**self.base_config, **overrides}
-        if config == self.tm_config and len(self.taskmanagers) == count and all(
+        self._restart_taskmanagers(count, yaml_lines(config), int(config["taskmanager.numberOfTaskSlots"]))
+
+    def use_taskmanagers_with_file(self, config_file: Path, slots: int, count: int = 2) -> None:
+        """Run `count` TaskManagers that read `config_file` as it is, byte for byte."""
+        self._restart_taskmanagers(count, config_file.read_text(encoding="utf-8"), slots)
+
+    def _restart_taskmanagers(self, count: int, config_text: str, slots: int) -> None:
+        if config_text == self.tm_config_text and len(self.taskmanagers) == count and all(
             p.poll() is None for p in self.taskmanagers
         ):
             return
@@ -182,12 +208,16 @@ class FlinkCluster:
             _stop(proc)
         self._wait(lambda: not self.get("/taskmanagers")["taskmanagers"], 60, "old TaskManagers to leave", [])
         tag = uuid.uuid4().hex[:6]
-        self.taskmanagers = [self._start("taskmanager.sh", f"taskmanager-{tag}-{i}", config) for i in range(count)]
-        self.tm_config = config
-        self.tm_config_file = self.work / "conf" / f"taskmanager-{tag}-0" / "config.yaml"
-        slots = int(config["taskmanager.numberOfTaskSlots"])
-        self._wait(lambda: self._free_slots() == count * slots, 180, f"{count} TaskManagers with {slots} slots",
-                   self.taskmanagers)
+        names = [f"taskmanager-{tag}-{i}" for i in range(count)]
+        self.taskmanagers = [self._start("taskmanager.sh", name, config_text) for name in names]
+        self.tm_config_text = config_text
+        self.tm_config_file = self.work / "conf" / names[0] / "config.yaml"
+        self._wait(
+            lambda: self._free_slots() == count * slots,
+            180,
+            f"{count} TaskManagers with {slots} slots",
+            self.taskmanagers,
+        )
 
     def stop(self) -> None:
         for proc in [*self.taskmanagers, *([self.jobmanager] if self.jobmanager else [])]:
@@ -198,15 +228,21 @@ class FlinkCluster:
         while time.monotonic() < deadline:
             for proc in procs:
                 if proc.poll() is not None:
-                    raise RuntimeError(f"a Flink process exited ({proc.returncode}) while waiting for {what}; "
-                                       f"logs in {self.work / 'logs'}")
+                    log = self.console_logs.get(proc.pid)
+                    tail = log.read_text(errors="replace").splitlines()[-15:] if log and log.exists() else []
+                    raise RuntimeError(
+                        f"a Flink process exited ({proc.returncode}) while waiting for {what}; "
+                        f"logs in {self.work / 'logs'}; last lines:\n" + "\n".join(tail)
+                    )
             try:
                 if ready():
                     return
             except (OSError, KeyError, TypeError, ValueError):
                 pass
             time.sleep(0.5)
-        raise TimeoutError(f"timed out after {timeout_s:.0f} s waiting for {what}; logs in {self.work / 'logs'}")
+        raise TimeoutError(
+            f"timed out after {timeout_s:.0f} s waiting for {what}; logs in {self.work / 'logs'}"
+        )
 
     # --- REST ------------------------------------------------------------------------------------
     def get(self, path: str) -> Any:
@@ -216,9 +252,12 @@ class FlinkCluster:
         except urllib.error.URLError:
             return None
 
-    def _send(self, method: str, path: str, body: bytes | None = None, content_type: str = "application/json") -> Any:
-        request = urllib.request.Request(self.url + path, data=body, method=method,
-                                         headers={"Content-Type": content_type})
+    def _send(
+        self, method: str, path: str, body: bytes | None = None, content_type: str = "application/json"
+    ) -> Any:
+        request = urllib.request.Request(
+            self.url + path, data=body, method=method, headers={"Content-Type": content_type}
+        )
         with _NO_PROXY.open(request, timeout=60) as response:
             data = response.read()
         return json.loads(data) if data else None
@@ -229,16 +268,26 @@ class FlinkCluster:
 
     def upload_jar(self, jar: Path) -> str:
         boundary = uuid.uuid4().hex
-        body = (f"--{boundary}\r\nContent-Disposition: form-data; name=\"jarfile\"; filename=\"{jar.name}\"\r\n"
-                "Content-Type: application/x-java-archive\r\n\r\n").encode() + jar.read_bytes() + \
-            f"\r\n--{boundary}--\r\n".encode()
+        body = (
+            (
+                f'--{boundary}\r\nContent-Disposition: form-data; name="jarfile"; filename="{jar.name}"\r\n'
+                "Content-Type: application/x-java-archive\r\n\r\n"
+            ).encode()
+            + jar.read_bytes()
+            + f"\r\n--{boundary}--\r\n".encode()
+        )
         reply = self._send("POST", "/jars/upload", body, f"multipart/form-data; boundary={boundary}")
         return str(reply["filename"]).rsplit("/", 1)[-1]
 
     def submit(self, jar_id: str, parallelism: int, **args: Any) -> str:
         program_args = [str(x) for key, value in args.items() for x in (f"--{key.replace('_', '-')}", value)]
-        reply = self._send("POST", f"/jars/{jar_id}/run", json.dumps(
-            {"entryClass": JOB_CLASS, "programArgsList": program_args, "parallelism": parallelism}).encode())
+        reply = self._send(
+            "POST",
+            f"/jars/{jar_id}/run",
+            json.dumps(
+                {"entryClass": JOB_CLASS, "programArgsList": program_args, "parallelism": parallelism}
+            ).encode(),
+        )
         return str(reply["jobid"])
 
     def job_state(self, job_id: str) -> str:
@@ -246,17 +295,22 @@ class FlinkCluster:
 
     def wait_running(self, job_id: str, timeout_s: float = 90) -> None:
         """Until the job and every subtask run (metrics exist only for running subtasks)."""
+
         def all_running() -> bool:
             job = self.get(f"/jobs/{job_id}")
             if job["state"] in ("FAILED", "CANCELED", "FINISHED"):
                 raise AssertionError(f"job {job_id} is {job['state']}: {self.root_exception(job_id)}")
-            return job["state"] == "RUNNING" and all(
-                v["status"] == "RUNNING" for v in job["vertices"])
+            return job["state"] == "RUNNING" and all(v["status"] == "RUNNING" for v in job["vertices"])
+
         self._wait(all_running, timeout_s, f"job {job_id} to run", [])
 
     def wait_terminal(self, job_id: str, timeout_s: float = 90) -> str:
-        self._wait(lambda: self.job_state(job_id) in ("FAILED", "CANCELED", "FINISHED"), timeout_s,
-                   f"job {job_id} to end", [])
+        self._wait(
+            lambda: self.job_state(job_id) in ("FAILED", "CANCELED", "FINISHED"),
+            timeout_s,
+            f"job {job_id} to end",
+            [],
+        )
         return self.job_state(job_id)
 
     def root_exception(self, job_id: str) -> str:
@@ -310,10 +364,23 @@ def e2e_dir(flink_home: Path) -> Iterator[Path]:
 def job_jar(flink_home: Path, e2e_dir: Path) -> Path:
     build = e2e_dir / "job-build"
     dist = next((flink_home / "lib").glob("flink-dist-*.jar"))
-    subprocess.run(["javac", "-nowarn", "-cp", str(dist), "-d", str(build / "classes"),
-                    *map(str, sorted(JOB_SOURCES.glob("*.java")))], check=True, capture_output=True)
+    subprocess.run(
+        [
+            "javac",
+            "-nowarn",
+            "-cp",
+            str(dist),
+            "-d",
+            str(build / "classes"),
+            *map(str, sorted(JOB_SOURCES.glob("*.java"))),
+        ],
+        check=True,
+        capture_output=True,
+    )
     jar = build / "flinktune-e2e-jobs.jar"
-    subprocess.run(["jar", "cf", str(jar), "-C", str(build / "classes"), "."], check=True, capture_output=True)
+    subprocess.run(
+        ["jar", "cf", str(jar), "-C", str(build / "classes"), "."], check=True, capture_output=True
+    )
     return jar
 
 
@@ -335,8 +402,13 @@ def jar_id(flink_cluster: FlinkCluster, job_jar: Path) -> str:
 
 def run_flinktune(*args: str, timeout_s: float = 300) -> subprocess.CompletedProcess[str]:
     """The real CLI in a fresh interpreter, as a user runs it."""
-    return subprocess.run([sys.executable, "-m", "flinktune", *args], capture_output=True, text=True,
-                          timeout=timeout_s, cwd=REPO)
+    return subprocess.run(
+        [sys.executable, "-m", "flinktune", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout_s,
+        cwd=REPO,
+    )
 
 
 @pytest.fixture(scope="session")

@@ -1,4 +1,4 @@
-""""Insufficient number of network buffers": the model (flinktune.model.buffers) and the lint vs real Flink.
+""" "Insufficient number of network buffers": the model (flinktune.model.buffers) and the lint vs real Flink.
 
 Two TaskManagers x 4 slots run a job at parallelism 8, so with default slot sharing every TaskManager
 holds 4 subtasks of every vertex and each all-to-all gate has 4 local and 4 remote channels. Flink
@@ -51,7 +51,9 @@ INSUFFICIENT = "Insufficient number of network buffers"
 # The two jobs' graphs as NetworkJob.java builds them (exchanges 1: Gen->Parse -HASH-> rest; exchanges 3:
 # REBALANCE, HASH, REBALANCE); every edge all-to-all and pipelined_bounded.
 GRAPHS = {
-    1: JobGraph((Vertex("source", PARALLELISM), Vertex("agg", PARALLELISM)), (Edge("source", "agg", "HASH"),)),
+    1: JobGraph(
+        (Vertex("source", PARALLELISM), Vertex("agg", PARALLELISM)), (Edge("source", "agg", "HASH"),)
+    ),
     3: chain_graph(PARALLELISM, 3, "HASH"),
 }
 
@@ -76,8 +78,11 @@ def graph_from_plan(plan: dict) -> JobGraph:
     nodes = plan["plan"]["nodes"]
     return JobGraph(
         tuple(Vertex(n["id"], int(n["parallelism"])) for n in nodes),
-        tuple(Edge(i["id"], n["id"], i["ship_strategy"], i.get("exchange", "pipelined_bounded"))
-              for n in nodes for i in n.get("inputs", [])),
+        tuple(
+            Edge(i["id"], n["id"], i["ship_strategy"], i.get("exchange", "pipelined_bounded"))
+            for n in nodes
+            for i in n.get("inputs", [])
+        ),
     )
 
 
@@ -98,8 +103,18 @@ def _outcome(cluster, job_id: str, settle_s: float = 5.0, timeout_s: float = 90.
 
 
 def _lint_fires(cli, config_file) -> bool:
-    result = cli("lint", str(config_file), "--select", "FTC030", "--parallelism", str(PARALLELISM),
-                 "--format", "json", "--flink-version", "1.20")
+    result = cli(
+        "lint",
+        str(config_file),
+        "--select",
+        "FTC030",
+        "--parallelism",
+        str(PARALLELISM),
+        "--format",
+        "json",
+        "--flink-version",
+        "1.20",
+    )
     assert result.returncode in (0, 1), result.stderr
     return any(f["code"] == "FTC030" for f in json.loads(result.stdout)["findings"])
 
@@ -109,19 +124,33 @@ def test_the_points_straddle_the_boundary():
     # one exchange per slot: partition 8+1, gate 2*4+1 -> 18; x4 slots = 72.
     # three exchanges per slot: 3 partitions (9 each) + 3 gates (9 each) = 54; x4 slots = 216.
     assert (R1, R3) == (72, 216)
-    verdicts = {(p.buffers, jobs): fits(busiest_taskmanager(taskmanager_buffers(GRAPHS[jobs], SETTINGS, SLOTS)),
-                                        p.buffers, SEGMENT).fits for p in POINTS for jobs in p.jobs}
-    assert verdicts == {(71, 1): False, (72, 1): True, (72, 3): False, (215, 3): False, (216, 3): True,
-                        (216, 1): True}
+    verdicts = {
+        (p.buffers, jobs): fits(
+            busiest_taskmanager(taskmanager_buffers(GRAPHS[jobs], SETTINGS, SLOTS)), p.buffers, SEGMENT
+        ).fits
+        for p in POINTS
+        for jobs in p.jobs
+    }
+    assert verdicts == {
+        (71, 1): False,
+        (72, 1): True,
+        (72, 3): False,
+        (215, 3): False,
+        (216, 3): True,
+        (216, 1): True,
+    }
 
 
 @pytest.mark.parametrize("point", POINTS, ids=lambda p: f"{p.buffers}-buffers")
 def test_flink_agrees_with_the_model_and_the_lint(point: Point, flink_cluster, jar_id, flinktune_cli):
-    flink_cluster.use_taskmanagers(2, **{
-        "taskmanager.numberOfTaskSlots": SLOTS,
-        "taskmanager.memory.network.min": f"{point.buffers * SEGMENT // 1024}kb",
-        "taskmanager.memory.network.max": f"{point.buffers * SEGMENT // 1024}kb",
-    })
+    flink_cluster.use_taskmanagers(
+        2,
+        **{
+            "taskmanager.numberOfTaskSlots": SLOTS,
+            "taskmanager.memory.network.min": f"{point.buffers * SEGMENT // 1024}kb",
+            "taskmanager.memory.network.max": f"{point.buffers * SEGMENT // 1024}kb",
+        },
+    )
     tms = flink_cluster.get("/taskmanagers")["taskmanagers"]
     assert [tm["slotsNumber"] for tm in tms] == [SLOTS, SLOTS]
     lint_fires = _lint_fires(flinktune_cli, flink_cluster.tm_config_file)
@@ -129,8 +158,9 @@ def test_flink_agrees_with_the_model_and_the_lint(point: Point, flink_cluster, j
     assert lint_fires == (point.buffers < worst)
 
     for exchanges in point.jobs:
-        job_id = flink_cluster.submit(jar_id, PARALLELISM, name=f"buffers-{point.buffers}-x{exchanges}",
-                                      rate=200, exchanges=exchanges)
+        job_id = flink_cluster.submit(
+            jar_id, PARALLELISM, name=f"buffers-{point.buffers}-x{exchanges}", rate=200, exchanges=exchanges
+        )
         try:
             state, error = _outcome(flink_cluster, job_id)
             graph = graph_from_plan(flink_cluster.get(f"/jobs/{job_id}/plan"))
@@ -143,11 +173,16 @@ def test_flink_agrees_with_the_model_and_the_lint(point: Point, flink_cluster, j
         assert demand.required == required_buffers(GRAPHS[exchanges])
         model = fits(demand, point.buffers, SEGMENT)
         if model.fits:
-            assert state == "RUNNING", f"model: fits ({demand.required} <= {point.buffers}); Flink: {error[:400]}"
+            assert state == "RUNNING", (
+                f"model: fits ({demand.required} <= {point.buffers}); Flink: {error[:400]}"
+            )
         else:
             assert state == "FAILED", f"model: {model.message}; Flink kept the job {state}"
             assert INSUFFICIENT in error
-            assert f"The total number of network buffers is currently set to {point.buffers} of {SEGMENT}" in error
+            assert (
+                f"The total number of network buffers is currently set to {point.buffers} of {SEGMENT}"
+                in error
+            )
         if exchanges == 1 and state == "FAILED":
             # The lint's stated worst case is this job's shape: it must have warned.
             assert lint_fires

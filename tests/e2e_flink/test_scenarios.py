@@ -1,4 +1,4 @@
-"""A real Flink 1.20 cluster on 127.0.0.1: jobs with a built-in bottleneck, `flinktune collect`, `flinktune analyze`.
+"""Real Flink 1.20 on 127.0.0.1: jobs with a built-in bottleneck, `flinktune collect`, `flinktune analyze`.
 
 Topology (jobs/NetworkJob.java): Source: Gen -REBALANCE-> Parse -HASH-> KeyedAgg -REBALANCE->
 SinkWork -> Discard: Writer, parallelism 4 on 2 TaskManagers x 2 slots, so every gate has local and
@@ -83,16 +83,38 @@ def _run_scenario(cluster, jar_id, cli, tmp: Path, scenario: str, **job_args) ->
         folder = tmp / scenario
         # By name for one scenario, by id for the others: both paths of the CLI on a real cluster.
         which = ["--job-name", name] if scenario == "healthy" else ["--job", job_id]
-        result = cli("collect", "--url", cluster.url, *which, "--interval", "2s",
-                     "--duration", f"{COLLECT_SECONDS}s", "-o", str(folder))
+        result = cli(
+            "collect",
+            "--url",
+            cluster.url,
+            *which,
+            "--interval",
+            "2s",
+            "--duration",
+            f"{COLLECT_SECONDS}s",
+            "-o",
+            str(folder),
+        )
         assert result.returncode == 0, result.stderr
         assert "collected" in result.stdout
     finally:
         cluster.cancel(job_id)
     # Spark takes a while: let it work while the next scenario runs (stopped by PID in `_reap`).
     analysis = subprocess.Popen(
-        [sys.executable, "-m", "flinktune", "analyze", str(folder / "metrics.parquet"), "--format", "json",
-         "--no-progress"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+        [
+            sys.executable,
+            "-m",
+            "flinktune",
+            "analyze",
+            str(folder / "metrics.parquet"),
+            "--format",
+            "json",
+            "--no-progress",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
     )
     _ANALYSES.append(analysis)
     return Dump(scenario, job_id, folder, analysis)
@@ -112,43 +134,79 @@ def _reap():
 
 @pytest.fixture(scope="module")
 def healthy(flink_cluster, jar_id, flinktune_cli, e2e_dir) -> Dump:
-    return _run_scenario(flink_cluster, jar_id, flinktune_cli, e2e_dir / "dumps", "healthy",
-                         rate=400)
+    return _run_scenario(flink_cluster, jar_id, flinktune_cli, e2e_dir / "dumps", "healthy", rate=400)
 
 
 @pytest.fixture(scope="module")
 def slow_sink(flink_cluster, jar_id, flinktune_cli, e2e_dir) -> Dump:
-    return _run_scenario(flink_cluster, jar_id, flinktune_cli, e2e_dir / "dumps", "slow-sink",
-                         rate=20000, sink_pause_us=1000)
+    return _run_scenario(
+        flink_cluster, jar_id, flinktune_cli, e2e_dir / "dumps", "slow-sink", rate=20000, sink_pause_us=1000
+    )
 
 
 @pytest.fixture(scope="module")
 def skew(flink_cluster, jar_id, flinktune_cli, e2e_dir) -> Dump:
-    return _run_scenario(flink_cluster, jar_id, flinktune_cli, e2e_dir / "dumps", "skew",
-                         rate=4000, agg_pause_us=1000, hot_fraction=0.9)
+    return _run_scenario(
+        flink_cluster,
+        jar_id,
+        flinktune_cli,
+        e2e_dir / "dumps",
+        "skew",
+        rate=4000,
+        agg_pause_us=1000,
+        hot_fraction=0.9,
+    )
 
 
 # --- the dump itself ------------------------------------------------------------------------------
 
+
 def test_dump_shape_from_a_real_cluster(slow_sink: Dump):
     table = pq.read_table(slow_sink.metrics)
-    assert table.schema.names == ["ts", "job_id", "job_name", "vertex_id", "task_name", "subtask_index",
-                                  "tm_id", "host", "metric", "value"]
+    assert table.schema.names == [
+        "ts",
+        "job_id",
+        "job_name",
+        "vertex_id",
+        "task_name",
+        "subtask_index",
+        "tm_id",
+        "host",
+        "metric",
+        "value",
+    ]
     rows = table.to_pylist()
     assert {r["task_name"] for r in rows} == {SOURCE, PARSE, AGG, SINK}
     assert {r["subtask_index"] for r in rows} == {0, 1, 2, 3}
     assert len({r["tm_id"] for r in rows}) == 2  # two TaskManagers: local and remote channels
     metrics = {r["metric"] for r in rows}
     # Flink 1.20 answers every metric the analysis needs, under its canonical short name.
-    assert {"outPoolUsage", "inPoolUsage", "inputFloatingBuffersUsage", "inputExclusiveBuffersUsage",
-            "backPressuredTimeMsPerSecond", "busyTimeMsPerSecond", "idleTimeMsPerSecond", "isBackPressured",
-            "numRecordsIn", "numRecordsOut", "numBytesInLocal", "numBytesInRemote", "numBuffersInLocal",
-            "numBuffersInRemote", "numBuffersOut", "numBytesOut"} <= metrics
+    assert {
+        "outPoolUsage",
+        "inPoolUsage",
+        "inputFloatingBuffersUsage",
+        "inputExclusiveBuffersUsage",
+        "backPressuredTimeMsPerSecond",
+        "busyTimeMsPerSecond",
+        "idleTimeMsPerSecond",
+        "isBackPressured",
+        "numRecordsIn",
+        "numRecordsOut",
+        "numBytesInLocal",
+        "numBytesInRemote",
+        "numBuffersInLocal",
+        "numBuffersInRemote",
+        "numBuffersOut",
+        "numBytesOut",
+    } <= metrics
     assert len({r["ts"] for r in rows}) >= COLLECT_SECONDS // 2 - 2
     plan = json.loads((slow_sink.folder / "plan.json").read_text())
     assert plan["plan"]["jid"] == slow_sink.job_id
-    edges = {(n["description"].split("<br/>")[0], i["ship_strategy"]) for n in plan["plan"]["nodes"]
-             for i in n.get("inputs", [])}
+    edges = {
+        (n["description"].split("<br/>")[0], i["ship_strategy"])
+        for n in plan["plan"]["nodes"]
+        for i in n.get("inputs", [])
+    }
     assert edges == {("Parse", "REBALANCE"), ("KeyedAgg", "HASH"), ("SinkWork", "REBALANCE")}
     placement = json.loads((slow_sink.folder / "job.json").read_text())
     assert all(s["taskmanager_id"] for v in placement["vertices"] for s in v["subtasks"])
@@ -191,17 +249,31 @@ def test_healthy_metrics(healthy: Dump):
 
 def test_collect_refuses_a_finished_job(flink_cluster, flinktune_cli, healthy: Dump, tmp_path):
     # The scenario cancelled its job: the real REST API reports it CANCELED.
-    result = flinktune_cli("collect", "--url", flink_cluster.url, "--job", healthy.job_id, "-o", str(tmp_path))
+    result = flinktune_cli(
+        "collect", "--url", flink_cluster.url, "--job", healthy.job_id, "-o", str(tmp_path)
+    )
     assert result.returncode == 2
-    assert result.stderr.strip() == (f"flinktune: error: job {healthy.job_id} ('flinktune-e2e-healthy') is "
-                                     "CANCELED; collect needs a running job")
+    assert result.stderr.strip() == (
+        f"flinktune: error: job {healthy.job_id} ('flinktune-e2e-healthy') is "
+        "CANCELED; collect needs a running job"
+    )
     result = flinktune_cli("collect", "--url", flink_cluster.url, "--job", "0" * 32, "-o", str(tmp_path))
     assert result.returncode == 2 and f"no job {'0' * 32}" in result.stderr
 
 
 # --- flinktune analyze on the real dumps -------------------------------------------------------------
 
-BACKPRESSURE_CODES = {"FTA001", "FTA002", "FTA003", "FTA004", "FTA005", "FTA006", "FTA007", "FTA008", "FTA011"}
+BACKPRESSURE_CODES = {
+    "FTA001",
+    "FTA002",
+    "FTA003",
+    "FTA004",
+    "FTA005",
+    "FTA006",
+    "FTA007",
+    "FTA008",
+    "FTA011",
+}
 
 
 def _job(report: dict, dump: Dump) -> dict:

@@ -353,7 +353,12 @@ def lifecycle(versions: list[str], key: str, per_version: dict[str, dict[str, di
     deprecated_since = None
     for version in reversed(known):
         option = per_version[version].get(key)
-        deprecated_here = option is None or option.get("deprecated") or version in alias_versions
+        # An option that is also a *deprecated* key of another option is deprecated; one that is only
+        # a plain fallback key (jobmanager.rpc.address for RestOptions.ADDRESS "rest.address",
+        # withFallbackKeys) is an option in its own right. A key that is no option any more is.
+        alias = alias_versions.get(version)
+        deprecated_here = (option is None or bool(option.get("deprecated"))
+                           or (alias is not None and bool(alias[1])))
         if not deprecated_here:
             break
         deprecated_since = version

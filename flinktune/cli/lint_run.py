@@ -1,0 +1,257 @@
+"""What ``flinktune lint`` does once its arguments are known, and a typer-free parser for them.
+
+``flinktune lint`` runs in CI and pre-commit as a fresh process per call, so start-up is most of
+its cost, and typer (which validates every parameter through pydantic) costs more than the whole
+lint. ``flinktune.cli.app.main`` therefore hands a ``lint`` command line to ``parse_lint_args``
+first. It accepts only well-formed command lines and returns None for anything else (``--help``,
+unknown options, missing or odd values, ``-`` ...), which then goes through the typer command in
+``lint_cmd.py``, so usage errors and help keep typer's wording. Both routes end in ``run_lint``.
+tests/lint/test_fast_cli.py checks that the option table here matches the typer command.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from flinktune.cli.common import EXIT_BAD_INPUT, EXIT_OK, stdout_is_terminal
+from flinktune.errors import FlinktuneError
+
+if TYPE_CHECKING:
+    from flinktune.lint import LintResult
+
+
+@dataclass(frozen=True)
+class LintArgs:
+    """The parsed ``flinktune lint`` command line (see lint_cmd.py for what each option means)."""
+
+    files: tuple[str, ...]
+    flink_version: str | None = None
+    output_format: str = "auto"
+    fail_on: str | None = None
+    rules: tuple[Path, ...] = ()
+    no_bundled_rules: bool = False
+    config: Path | None = None
+    baseline: Path | None = None
+    write_baseline: Path | None = None
+    fix: bool = False
+    follow_symlinks: bool = False
+    select: tuple[str, ...] = ()
+    ignore: tuple[str, ...] = ()
+    parallelism: int | None = None
+    slots: int | None = None
+    taskmanagers: int | None = None
+    output: Path | None = None
+    verbose: bool = False
+    no_color: bool = False
+
+
+# The lint command's options: flag spelling -> (LintArgs field, kind). Kinds: "flag" (no value),
+# "str", "path", "int" (a whole number >= 1), "str*" / "path*" (repeatable, collected in order).
+OPTIONS: dict[str, tuple[str, str]] = {
+    "--flink-version": ("flink_version", "str"),
+    "--format": ("output_format", "str"),
+    "-f": ("output_format", "str"),
+    "--fail-on": ("fail_on", "str"),
+    "--rules": ("rules", "path*"),
+    "--no-bundled-rules": ("no_bundled_rules", "flag"),
+    "--config": ("config", "path"),
+    "--baseline": ("baseline", "path"),
+    "--write-baseline": ("write_baseline", "path"),
+    "--fix": ("fix", "flag"),
+    "--follow-symlinks": ("follow_symlinks", "flag"),
+    "--select": ("select", "str*"),
+    "--ignore": ("ignore", "str*"),
+    "--parallelism": ("parallelism", "int"),
+    "--slots": ("slots", "int"),
+    "--taskmanagers": ("taskmanagers", "int"),
+    "--output": ("output", "path"),
+    "-o": ("output", "path"),
+    "--verbose": ("verbose", "flag"),
+    "-v": ("verbose", "flag"),
+    "--no-color": ("no_color", "flag"),
+}
+
+
+def parse_lint_args(argv: list[str]) -> LintArgs | None:
+    """``argv`` after ``lint`` as LintArgs, or None when typer should handle it (help, errors,
+    anything this small parser does not read exactly as typer would)."""
+    values: dict[str, object] = {}
+    lists: dict[str, list[object]] = {}
+    files: list[str] = []
+    only_files = False
+    index = 0
+    while index < len(argv):
+        arg = argv[index]
+        index += 1
+        if only_files or not arg.startswith("-"):
+            files.append(arg)
+            continue
+        if arg == "--":
+            only_files = True
+            continue
+        name, equals, value = arg.partition("=") if arg.startswith("--") else (arg, "", "")
+        spec = OPTIONS.get(name)
+        if spec is None:
+            return None                      # --help, unknown options, bundled short flags, "-"
+        field_name, kind = spec
+        if kind == "flag":
+            if equals:
+                return None
+            values[field_name] = True
+            continue
+        if not equals:
+            if index >= len(argv):
+                return None
+            value = argv[index]
+            index += 1
+        if not value or value.startswith("-"):
+            return None                      # let typer decide what an empty or dash value means
+        converted: object = value
+        if kind.startswith("path"):
+            converted = Path(value)
+        elif kind == "int":
+            if not value.isascii() or not value.isdigit() or int(value) < 1:
+                return None
+            converted = int(value)
+        if kind.endswith("*"):
+            lists.setdefault(field_name, []).append(converted)
+        else:
+            values[field_name] = converted
+    if not files:
+        return None
+    for field_name, items in lists.items():
+        values[field_name] = tuple(items)
+    return LintArgs(files=tuple(files), **values)  # type: ignore[arg-type]
+
+
+def _split_codes(values: tuple[str, ...]) -> tuple[str, ...]:
+    out: list[str] = []
+    for value in values:
+        out.extend(part.strip().upper() for part in value.split(",") if part.strip())
+    return tuple(out)
+
+
+class _Stop(Exception):
+    """A usage problem found after parsing: one line on stderr, exit 2."""
+
+
+def _stderr_line(text: str) -> None:
+    sys.stderr.write(text + "\n")
+
+
+def run_lint(args: LintArgs, *, out: Callable[[str], None] | None = None,
+             err: Callable[[str], None] | None = None) -> int:
+    """Lint as the command line asks, print the report, and return the exit code.
+
+    ``out`` receives the report text as is, ``err`` one line at a time (without its newline);
+    both default to the process's stdout and stderr. Bad input is one line and exit code 2.
+    """
+    write_out = out or sys.stdout.write
+    write_err = err or _stderr_line
+    try:
+        return _run(args, write_out, write_err)
+    except _Stop as stop:
+        write_err(f"flinktune: error: {' '.join(str(stop).split())}")
+        return EXIT_BAD_INPUT
+    except FlinktuneError as error:
+        write_err(f"flinktune: error: {' '.join(error.one_line().split())}")
+        return EXIT_BAD_INPUT
+    except KeyboardInterrupt:
+        write_err("flinktune: interrupted")
+        return 130
+
+
+def _run(args: LintArgs, out: Callable[[str], None], err: Callable[[str], None]) -> int:
+    from flinktune import __version__
+    from flinktune.errors import RuleError
+    from flinktune.findings import Severity
+    from flinktune.lint import LintOptions, lint_paths
+    from flinktune.lint.project import discover
+    from flinktune.report import render, resolve_format
+    from flinktune.report.text import visible
+    from flinktune.versions import parse_version
+
+    project = discover(Path.cwd(), args.config)
+    fmt = resolve_format(args.output_format, os.environ)
+    threshold_text = args.fail_on or (project.fail_on.value if project.fail_on else "warning")
+    try:
+        threshold = Severity(threshold_text.lower())
+    except ValueError:
+        raise _Stop(f"--fail-on must be error, warning or info, not '{threshold_text}'") from None
+    # Rules read these as env.parallelism / env.slots / env.taskmanagers (FTC030, the network-buffer
+    # requirement, uses the first two; with neither given it takes them from the file).
+    given = (("parallelism", args.parallelism), ("slots", args.slots), ("taskmanagers", args.taskmanagers))
+    env = tuple((name, value) for name, value in given if value is not None)
+    options = LintOptions(
+        flink_version=parse_version(args.flink_version) if args.flink_version else None,
+        project_flink_version=parse_version(project.flink_version) if project.flink_version else None,
+        select=(*project.select, *_split_codes(args.select)),
+        ignore=(*project.ignore, *_split_codes(args.ignore)),
+        severity_overrides=project.severity,
+        rule_dirs=(*project.rules, *args.rules),
+        bundled_rules=not args.no_bundled_rules,
+        baseline=None if args.write_baseline else (args.baseline or project.baseline),
+        follow_symlinks=args.follow_symlinks,
+        env=env,
+        fix=args.fix,
+    )
+    try:
+        result = lint_paths(list(args.files), options)
+    except RuleError as error:
+        # Every problem in every rule file, one line each, so they can all be fixed in one go.
+        for problem in error.problems:
+            err(f"flinktune: error: {' '.join(problem.split())}")
+        raise
+    color = (fmt == "text" and args.output is None and not args.no_color and "NO_COLOR" not in os.environ
+             and stdout_is_terminal())
+    text = render(fmt, result, fail_on=threshold, color=color, verbose=args.verbose, tool_version=__version__)
+    if args.output is not None:
+        try:
+            args.output.write_text(text, encoding="utf-8")
+        except OSError as error:
+            raise _Stop(f"{args.output}: cannot write the report: {error.strerror or error}") from None
+    else:
+        out(text)
+    for problem in result.problems:
+        err(f"flinktune: error: {visible(problem.one_line())}")
+    _note_assumed_versions(result, err)
+    if args.write_baseline is not None:
+        from flinktune.lint.baseline import write_baseline
+
+        count = write_baseline(result.all_findings, args.write_baseline)
+        err(f"flinktune: wrote {count} findings to the baseline {args.write_baseline}")
+        return EXIT_BAD_INPUT if result.problems else EXIT_OK
+    return result.exit_code(threshold)
+
+
+def _note_assumed_versions(result: LintResult, err: Callable[[str], None]) -> None:
+    """A rename is only right for the version it targets: say so when --fix had to assume one."""
+    fixed = {fix.file for fix in result.fixes}
+    for fv in result.versions:
+        if fv.file in fixed and fv.source in ("default", "config.yaml"):
+            err(f"flinktune: note: {fv.file}: fixed for Flink {fv.version}, which was assumed; "
+                "pass --flink-version if the cluster runs another version (the original is in .bak)")
+            fixed.discard(fv.file)
+
+
+def main_fast(argv: list[str]) -> int | None:
+    """Run ``flinktune lint`` without typer when ``argv`` (after ``lint``) is a plain, well-formed
+    command line; None when typer should take it."""
+    args = parse_lint_args(argv)
+    if args is None:
+        return None
+    try:
+        code = run_lint(args)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        # `flinktune lint ... | head`: the reader left; stop quietly (exit 1, as click does). Point
+        # stdout at /dev/null so the interpreter's final flush does not complain again.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 1
+    return code
