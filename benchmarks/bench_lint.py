@@ -6,7 +6,17 @@ imports count. Two workloads: one typical file, and every file of the config cor
 noise hits both alike; the median of the repetitions is reported. The aim (issue 2): flinktune
 no slower than yamllint.
 
-Run:  .venv/bin/python benchmarks/bench_lint.py [--repeat 9] [--corpus DIR]
+Two installs are measured, each tool from the same environment:
+- ``editable``: the development venv this script runs in (``pip install -e .``);
+- ``wheel``: a wheel built from the working tree and installed with yamllint into a fresh
+  temporary venv, as users of ``pip install flinktune`` get it (needs the package index or pip's
+  cache for the dependencies; ``--installs editable`` skips it).
+
+Both tools run as users run them: bytecode caches are written (the child environment drops
+PYTHONDONTWRITEBYTECODE, and one unmeasured warm-up run per tool writes them, as does pip for a
+wheel), and flinktune's validated-rules cache (~/.cache/flinktune) is warm after that run.
+
+Run:  .venv/bin/python benchmarks/bench_lint.py [--repeat 9] [--corpus DIR] [--installs editable,wheel]
 Writes benchmarks/results/lint.md and benchmarks/results/lint.json.
 """
 
@@ -21,6 +31,7 @@ import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from datetime import UTC, datetime
 from pathlib import Path
@@ -28,6 +39,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results"
 ONE_FILE = "003__segeljakt__icde-experiments__flink-conf.yaml"   # a typical ~70-key flink-conf.yaml
+# What users have: bytecode caches are written on first import (pip writes them for a wheel).
+CHILD_ENV = {k: v for k, v in os.environ.items() if k not in ("PYTHONDONTWRITEBYTECODE", "GITHUB_ACTIONS")}
 
 
 def _default_corpus() -> Path:
@@ -39,8 +52,8 @@ def _default_corpus() -> Path:
     raise SystemExit("config corpus not found; pass --corpus DIR")
 
 
-def _tool(name: str) -> str:
-    beside = Path(sys.executable).parent / name
+def _tool(bin_dir: Path, name: str) -> str:
+    beside = bin_dir / name
     found = str(beside) if beside.exists() else shutil.which(name)
     if not found:
         raise SystemExit(f"{name} is not installed (pip install -e '.[bench]')")
@@ -51,7 +64,8 @@ def _time_once(command: list[str]) -> tuple[float, float, int]:
     """(wall seconds, CPU seconds of the child (user + system), exit code)."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    done = subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, check=False)
+    done = subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, check=False,
+                          env=CHILD_ENV)
     elapsed = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
@@ -61,35 +75,55 @@ def _time_once(command: list[str]) -> tuple[float, float, int]:
 
 
 def _version(command: list[str]) -> str:
-    out = subprocess.run(command, capture_output=True, text=True, check=False)
+    out = subprocess.run(command, capture_output=True, text=True, check=False, env=CHILD_ENV)
     return (out.stdout or out.stderr).strip().splitlines()[0] if (out.stdout or out.stderr) else "?"
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeat", type=int, default=9)
-    parser.add_argument("--corpus", type=Path, default=None)
-    args = parser.parse_args()
-    corpus = args.corpus or _default_corpus()
-    files = sorted(str(p) for p in corpus.iterdir() if p.suffix in (".yaml", ".yml"))
-    one = str(corpus / ONE_FILE)
-    flinktune, yamllint = _tool("flinktune"), _tool("yamllint")
-    workloads = {
-        "one file": [one],
-        f"whole corpus ({len(files)} files)": files,
-    }
+def _run(command: list[str], what: str) -> None:
+    done = subprocess.run(command, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise SystemExit(f"{what} failed:\n{done.stdout[-2000:]}\n{done.stderr[-2000:]}")
+
+
+def _wheel_venv(work: Path) -> Path:
+    """A fresh venv with a wheel of the working tree and yamllint installed; its bin folder."""
+    tree = work / "tree"
+    listed = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+                            cwd=ROOT, capture_output=True, check=True).stdout.decode().split("\0")
+    for name in filter(None, listed):
+        source = ROOT / name
+        if source.is_file():
+            target = tree / name
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, target)
+    wheels = work / "wheels"
+    _run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation",
+          "--wheel-dir", str(wheels), str(tree)], "building the flinktune wheel")
+    venv = work / "venv"
+    _run([sys.executable, "-m", "venv", str(venv)], "creating the venv")
+    wheel = next(wheels.glob("flinktune-*.whl"))
+    _run([str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet", str(wheel), "yamllint"],
+         "installing the wheel and yamllint")
+    return venv / "bin"
+
+
+Row = dict[str, object]
+
+
+def _measure(install: str, bin_dir: Path, workloads: dict[str, list[str]], repeat: int) -> list[Row]:
+    flinktune, yamllint = _tool(bin_dir, "flinktune"), _tool(bin_dir, "yamllint")
     tools = {
         "flinktune lint": [flinktune, "lint", "--format", "text", "--no-color"],
         "yamllint": [yamllint, "--format", "parsable"],
     }
-    rows = []
+    rows: list[Row] = []
     for workload, paths in workloads.items():
         samples: dict[str, list[float]] = {name: [] for name in tools}
         cpu: dict[str, list[float]] = {name: [] for name in tools}
         codes: dict[str, int] = {}
-        for base in tools.values():            # warm the OS file cache once, not measured
+        for base in tools.values():            # warm the OS file and bytecode caches once, not measured
             _time_once([*base, *paths])
-        for _ in range(args.repeat):
+        for _ in range(repeat):
             for name, base in tools.items():
                 elapsed, used, code = _time_once([*base, *paths])
                 samples[name].append(elapsed)
@@ -97,18 +131,47 @@ def main() -> None:
                 codes[name] = code
         for name in tools:
             rows.append({
-                "workload": workload, "tool": name, "files": len(paths),
+                "install": install, "workload": workload, "tool": name, "files": len(paths),
                 "median_s": statistics.median(samples[name]), "min_s": min(samples[name]),
                 "max_s": max(samples[name]), "median_cpu_s": statistics.median(cpu[name]),
-                "repeat": args.repeat, "exit_code": codes[name],
+                "min_cpu_s": min(cpu[name]), "repeat": repeat, "exit_code": codes[name],
+                "version": _version([tools[name][0], "--version"]),
             })
+    return rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=9)
+    parser.add_argument("--corpus", type=Path, default=None)
+    parser.add_argument("--installs", default="editable,wheel",
+                        help="comma-separated: editable (this venv), wheel (a fresh venv with a built wheel)")
+    args = parser.parse_args()
+    installs = [i.strip() for i in args.installs.split(",") if i.strip()]
+    corpus = args.corpus or _default_corpus()
+    files = sorted(str(p) for p in corpus.iterdir() if p.suffix in (".yaml", ".yml"))
+    workloads = {
+        "one file": [str(corpus / ONE_FILE)],
+        f"whole corpus ({len(files)} files)": files,
+    }
+    rows: list[dict[str, object]] = []
+    with tempfile.TemporaryDirectory(prefix="bench-lint-") as scratch:
+        for install in installs:
+            if install == "editable":
+                bin_dir = Path(sys.executable).parent
+            elif install == "wheel":
+                bin_dir = _wheel_venv(Path(scratch))
+            else:
+                raise SystemExit(f"unknown install '{install}' (editable or wheel)")
+            rows.extend(_measure(install, bin_dir, workloads, args.repeat))
     meta = {
         "date_utc": datetime.now(UTC).strftime("%Y-%m-%d %H:%M"),
         "python": platform.python_version(),
         "machine": f"{platform.machine()}, {os.cpu_count()} CPUs",
-        "flinktune": _version([flinktune, "--version"]),
-        "yamllint": _version([yamllint, "--version"]),
+        "flinktune": str(rows[0]["version"]),
+        "yamllint": str(rows[1]["version"]),
         "corpus": str(corpus),
+        "installs": ", ".join(installs),
     }
     RESULTS.mkdir(parents=True, exist_ok=True)
     report = json.dumps({"meta": meta, "rows": rows}, indent=2) + "\n"
@@ -119,29 +182,35 @@ def main() -> None:
         "Written by `benchmarks/bench_lint.py`. Each run is a fresh process (start-up and imports",
         "included), the two tools alternating; median of the repetitions. yamllint runs its default",
         "rule set; flinktune runs every bundled rule (catalog lookups, memory derivation, network",
-        "buffer formula).",
+        "buffer formula). `editable`: the development venv; `wheel`: a fresh venv with a wheel of the",
+        "working tree, as `pip install flinktune` gives it. Bytecode caches are written as in normal",
+        "use (one unmeasured warm-up run per tool).",
         "",
         *(f"- {k}: {v}" for k, v in meta.items()),
         "",
-        "| workload | tool | median wall (s) | min wall (s) | max wall (s) | median CPU (s) | runs "
-        "| exit code |",
-        "|---|---|---:|---:|---:|---:|---:|---:|",
+        "| install | workload | tool | median wall (s) | min wall (s) | max wall (s) | median CPU (s) "
+        "| min CPU (s) | runs | exit code |",
+        "|---|---|---|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for row in rows:
-        lines.append(f"| {row['workload']} | {row['tool']} | {row['median_s']:.3f} | {row['min_s']:.3f} | "
-                     f"{row['max_s']:.3f} | {row['median_cpu_s']:.3f} | {row['repeat']} "
-                     f"| {row['exit_code']} |")
+        lines.append(f"| {row['install']} | {row['workload']} | {row['tool']} | {row['median_s']:.3f} | "
+                     f"{row['min_s']:.3f} | {row['max_s']:.3f} | {row['median_cpu_s']:.3f} | "
+                     f"{row['min_cpu_s']:.3f} | {row['repeat']} | {row['exit_code']} |")
     lines.append("")
-    for workload in workloads:
-        ft = next(r for r in rows if r["workload"] == workload and r["tool"] == "flinktune lint")
-        yl = next(r for r in rows if r["workload"] == workload and r["tool"] == "yamllint")
-        ratio = ft["median_s"] / yl["median_s"]
-        cpu_ratio = ft["median_cpu_s"] / yl["median_cpu_s"]
-        verdict = "faster than" if ratio < 0.97 else ("slower than" if ratio > 1.03 else "on par with")
-        lines.append(f"- {workload}: flinktune {ft['median_s']:.3f} s vs yamllint {yl['median_s']:.3f} s "
-                     f"wall (ratio {ratio:.2f}: flinktune is {verdict} yamllint); CPU ratio {cpu_ratio:.2f}.")
+    for install in installs:
+        for workload in workloads:
+            mine = [r for r in rows if (r["install"], r["workload"]) == (install, workload)]
+            ft = next(r for r in mine if r["tool"] == "flinktune lint")
+            yl = next(r for r in mine if r["tool"] == "yamllint")
+            ratio = float(ft["median_s"]) / float(yl["median_s"])  # type: ignore[arg-type]
+            cpu_ratio = float(ft["median_cpu_s"]) / float(yl["median_cpu_s"])  # type: ignore[arg-type]
+            verdict = "faster than" if ratio < 0.97 else ("slower than" if ratio > 1.03 else "on par with")
+            lines.append(f"- {install}, {workload}: flinktune {ft['median_s']:.3f} s vs yamllint "
+                         f"{yl['median_s']:.3f} s wall (ratio {ratio:.2f}: flinktune is {verdict} yamllint); "
+                         f"CPU {ft['median_cpu_s']:.3f} s vs {yl['median_cpu_s']:.3f} s "
+                         f"(ratio {cpu_ratio:.2f}).")
     load = os.getloadavg()[0]
-    busy = " (a busy machine: wall times are inflated, compare the CPU column)" if load > 1.5 else ""
+    busy = " (a busy machine: wall times are inflated, compare the CPU columns)" if load > 1.5 else ""
     lines.append(f"- 1-minute load average at the end: {load:.1f} on {os.cpu_count()} CPUs{busy}.")
     (RESULTS / "lint.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
     print("\n".join(lines))

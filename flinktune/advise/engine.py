@@ -79,6 +79,7 @@ SORT_MIN_BUFFERS_PRODUCTION = 2048   # NettyShuffleEnvironmentOptions descriptio
 BATCH_FLOATING = 4096               # batch_shuffle docs' example with buffers-per-channel 0
 DEBLOAT_HIGH_PARALLELISM = 200
 HEAP_FLOOR_PER_SLOT = 128 * MIB
+MAX_PROCESS = 256 * 1024**3          # no TaskManager larger than this is proposed
 NICE_TIMEOUTS_MS = (1, 2, 5, 10, 20, 50, 100)
 MIN_SEGMENT_DEFAULT = 256            # taskmanager.memory.min-segment-size, 1.15+ (1 kb in 1.14)
 
@@ -305,8 +306,9 @@ class _Planner:
                 continue
             fixed = mb.FIXED_IN_2X.get(key)
             if fixed is not None:
-                what = (f"Flink {self.version} hard-codes it to {fixed}, so the line only misleads; the levers "
-                        "that remain are network memory, segment size, buffer timeout and buffer debloating")
+                what = (f"Flink {self.version} hard-codes it to {fixed}, so the line only misleads; the "
+                        "levers that remain are network memory, segment size, buffer timeout and buffer "
+                        "debloating")
             else:
                 what = f"Flink {self.version} ignores it, so the line only misleads"
             self.delete(key, f"removed in Flink {status.removed_in or '2.0'}: {what}")
@@ -409,8 +411,14 @@ class _Planner:
                                     "product with fewer of them", metrics)
                     seg = new_seg
                     need = self._credits_for(want, seg)
-            if need > settings.buffers_per_channel:
-                value = min(max(need, 2), MAX_BPC)
+            value = min(max(need, 2), MAX_BPC)
+            if need > MAX_BPC:
+                self.notes.append(
+                    f"The channels would need {need} credits of {_mb_text(seg)}; buffers per channel stop "
+                    f"at {MAX_BPC} and segments at {_mb_text(MAX_SEGMENT)} here, so the credit ceiling stays "
+                    "below the link: fewer remote channels (more slots per TaskManager) or a shorter round "
+                    "trip help more than buffers.")
+            if value > settings.buffers_per_channel:
                 self.set_option(mb.KEY_BPC, str(value),
                                 f"{basis} x rtt {job.rtt_s * 1000:g} ms / {_mb_text(seg)} segments = {need} "
                                 "credits per channel (docs: throughput x buffer round trip / buffer size); "
@@ -456,7 +464,9 @@ class _Planner:
     def segment_for_records(self) -> None:
         job = self.job
         seg = self.current.segment_bytes
-        if job.record_bytes is None or job.record_bytes <= seg:
+        # Streaming only: pipelined writers block on a record that spans buffers when back-pressured;
+        # blocking shuffles spill whole buffers and do not care, while their memory scales with the size.
+        if job.workload != "streaming" or job.record_bytes is None or job.record_bytes <= seg:
             return
         new_seg = min(MAX_SEGMENT, _next_pow2(job.record_bytes))
         if new_seg <= seg:
@@ -632,9 +642,13 @@ class _Planner:
         metrics = ("gate_inflight_bytes", "drain_time_s")
         if job.multi_input_vertices:
             names = ", ".join(job.multi_input_vertices[:3])
-            self.notes.append(f"Buffer debloating is known to work poorly for tasks with several inputs or "
-                              f"unions of different rates ({names}): it sizes buffers from the task's total "
-                              "throughput (Flink docs, network memory tuning).")
+            poorly = (f"buffer debloating is known to work poorly for tasks with several inputs or unions of "
+                      f"different rates ({names}): it sizes every channel's buffers from the task's total "
+                      "throughput (Flink docs, network memory tuning)")
+            if state.debloat:
+                self.set_option(KEY_DEBLOAT, "false", poorly, metrics)
+            else:
+                self.notes.append(poorly[0].upper() + poorly[1:] + "; it is not proposed.")
             return
         if state.debloat:
             current = state.debloat_target_s
@@ -721,20 +735,38 @@ class _Planner:
             self.set_option(KEY_NET_MAX, _mb_text(want_bytes),
                             f"network.max ({_mb_text(max_now)}) caps the network memory below what the job "
                             "needs", metrics)
+        mark = len(self.changes)
         self.set_option(KEY_NET_MIN, _mb_text(want_bytes), why, metrics)
         self.legacy_buffers()
-        self._fit_process(heap_before)
+        if not self._fit_process(heap_before):
+            self.rollback(mark)
+            needed = _size_text(demand.required * seg)
+            self.notes.append(f"The job needs {demand.required} network buffers ({needed}) per TaskManager; "
+                              f"no TaskManager size up to {_size_text(MAX_PROCESS)} (or no "
+                              "size set to raise) leaves room for the other memory pools: run fewer slots "
+                              "per TaskManager or a lower parallelism. Network memory is left as it is.")
 
-    def _fit_process(self, heap_before: int) -> None:
-        """Raise the TaskManager size when the network memory squeezes the task heap too far."""
+    def memory_fit(self) -> None:
+        """Whatever the steps before took (network, read buffers in framework off-heap) must still fit."""
+        original, _error = self.states[0].memory_or_error()
+        if not self._fit_process(original.task_heap_bytes if original is not None else 1 << 62):
+            _memory, error = self.current.memory_or_error()
+            problem = error or "task heap too small"
+            self.notes.append(f"The recommended memory setup does not fit the TaskManager ({problem}) and no "
+                              "size could be raised; set taskmanager.memory.process.size.")
+
+    def _fit_process(self, heap_before: int) -> bool:
+        """Raise the TaskManager size when the changes squeeze the task heap too far (or no longer fit).
+
+        False when no size up to ``MAX_PROCESS`` works (or there is no size to raise)."""
         slots = self.job.slots
         floor = max(32 * MIB * slots, min(heap_before, HEAP_FLOOR_PER_SLOT * slots))
         memory, error = self.current.memory_or_error()
         if memory is not None and memory.task_heap_bytes >= floor:
-            return
+            return True
         state = self.current
         if memory is None and error is not None and "need to be configured" in error:
-            return
+            return True       # no size at all: reported elsewhere, nothing to raise
         size_key = KEY_PROCESS
         base = state.eff.memory_bytes(KEY_PROCESS) if state.is_set(KEY_PROCESS) else None
         if self.overlay.get(KEY_PROCESS) is not None:
@@ -742,14 +774,12 @@ class _Planner:
         if base is None and state.is_set(KEY_FLINK):
             size_key, base = KEY_FLINK, state.eff.memory_bytes(KEY_FLINK)
         if base is None:
-            self.notes.append(f"Network memory squeezes the other pools ({error or 'task heap too small'}) "
-                              "and "
-                              "no total memory size is set to raise; set taskmanager.memory.process.size.")
-            return
-        step = 256 * MIB
+            return False
         size = base
-        for _ in range(256):
-            size += step
+        found = False
+        while size < MAX_PROCESS:
+            # Steps of 256 MiB, growing with the size (an eighth of it) so large demands converge fast.
+            size += max(256 * MIB, (size // 8) // (256 * MIB) * (256 * MIB))
             trial = dict(self.values)
             overlay = dict(self.overlay)
             if self.overlay.get(KEY_PROCESS) is not None:
@@ -760,27 +790,33 @@ class _Planner:
                                     self.document.format, overlay, self.document)
             mem, _err = candidate.memory_or_error()
             if mem is not None and mem.task_heap_bytes >= floor:
+                found = True
                 break
+        if not found:
+            return False
+        if memory is None:
+            reason = f"with these changes the memory pools no longer fit in {_mb_text(base)}: {error}"
         else:
-            self.notes.append("No TaskManager size up to +64 GiB leaves the task heap its share; reduce the "
-                              "network demand (parallelism, slots) instead.")
-            return
-        reason = (f"with {_mb_text(self.current_network_min())} of network memory the other pools no longer "
-                  "fit "
-                  f"in {_mb_text(base)}: {error}" if memory is None else
-                  "with the larger network memory the task heap would shrink to "
-                  f"{_mb_text(memory.task_heap_bytes)}"
-                  f" for {slots} slot(s) (floor {_mb_text(floor)})")
+            heap = _size_text(memory.task_heap_bytes)
+            reason = (f"with these changes the task heap would shrink to {heap} for {slots} slot(s) (kept at "
+                      f"least {_size_text(floor)})")
+        metrics = ("network_available_bytes", "task_heap_bytes")
         if self.overlay.get(KEY_PROCESS) is not None:
             self.overlay[KEY_PROCESS] = _mb_text(size)
             self.add(Change("spec.taskManager.resource.memory", "manual", self.spec.taskmanager_memory_text,
                             None, _mb_text(size), reason + "; the operator maps this field to "
                             "taskmanager.memory.process.size (edit it by hand: outside flinkConfiguration)",
-                            line=self.spec.taskmanager_memory_line,
-                            metrics=("network_available_bytes", "task_heap_bytes")))
+                            line=self.spec.taskmanager_memory_line, metrics=metrics))
         else:
-            self.set_option(size_key, _mb_text(size), reason,
-                            ("network_available_bytes", "task_heap_bytes"))
+            self.set_option(size_key, _mb_text(size), reason, metrics)
+        return True
+
+    def rollback(self, mark: int) -> None:
+        """Undo the changes made since ``len(self.changes) == mark``."""
+        self.changes = self.changes[:mark]
+        self.states = self.states[:mark + 1]
+        self.values = dict(self.states[-1].values)
+        self.overlay = dict(self.states[-1].memory_overlay)
 
     def current_network_min(self) -> int:
         return self.current.eff.memory_bytes(KEY_NET_MIN) or 0
@@ -968,7 +1004,7 @@ def recommend(document: ConfigDocument, text: str, version: FlinkVersion, env: E
     steps: list[Callable[[], None]] = [
         planner.removed_keys, planner.invalid_values, planner.legacy_memory, planner.segment_for_records,
         planner.credits, planner.batch_shuffle, planner.buffer_timeout, planner.debloat, planner.overdraft,
-        planner.network_memory, planner.legacy_buffers,
+        planner.memory_fit, planner.network_memory, planner.memory_fit, planner.legacy_buffers,
     ]
     for step in steps:
         step()

@@ -9,4 +9,12 @@ from __future__ import annotations
 from flinktune.analysis.diagnose import Environment, JobDiagnosis, Origin
 from flinktune.analysis.job import AnalysisOptions, AnalysisResult, analyze, run_analysis
 
-__all__ = ["AnalysisOptions", "AnalysisResult", "Environment", "JobDiagnosis", "Origin", "analyze", "run_analysis"]
+__all__ = [
+    "AnalysisOptions",
+    "AnalysisResult",
+    "Environment",
+    "JobDiagnosis",
+    "Origin",
+    "analyze",
+    "run_analysis",
+]

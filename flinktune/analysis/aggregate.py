@@ -22,8 +22,12 @@ if TYPE_CHECKING:
 
 SERIES_KEYS = ("job_key", "vertex_key", "subtask_index", "metric", "rank")
 CARRIED = ("job_id", "job_name", "vertex_id", "task_name", "tm_id")
-STRIP_METRICS = ("backPressuredTimeMsPerSecond", "busyTimeMsPerSecond", "backPressureRatio", "isBackPressured")
-
+STRIP_METRICS = (
+    "backPressuredTimeMsPerSecond",
+    "busyTimeMsPerSecond",
+    "backPressureRatio",
+    "isBackPressured",
+)
 
 
 def slot_stats(df: DataFrame, origin_ms: int, slot_ms: int) -> DataFrame:
@@ -35,16 +39,18 @@ def slot_stats(df: DataFrame, origin_ms: int, slot_ms: int) -> DataFrame:
     # value, so it is dropped from every aggregate instead of poisoning the averages.
     v = F.when(~F.isnan("value"), F.col("value"))
     keyed = df.select(
-        F.coalesce(F.col("job_id"), F.col("job_name"), F.lit("")).alias("job_key"),
-        F.coalesce(F.col("vertex_id"), F.col("task_name")).alias("vertex_key"),
         F.coalesce(F.col("subtask_index"), F.lit(0)).alias("subtask_index"),
-        "metric", "rank", "ts", v.alias("v"),
+        "metric",
+        "rank",
+        "ts",
+        v.alias("v"),
         F.floor((F.col("ts") - F.lit(origin_ms)) / F.lit(slot_ms)).cast("int").alias("slot"),
-        "job_id", "job_name", "vertex_id", "task_name", "tm_id",
-    ).where(F.col("vertex_key").isNotNull())
+        *CARRIED,
+    ).where(F.col("vertex_id").isNotNull() | F.col("task_name").isNotNull())
     # The descriptive strings are grouping keys, not first() aggregates: a string aggregate would
     # force Spark's sort-based aggregation on the raw rows; as keys the hash aggregation stays.
-    return keyed.groupBy(*SERIES_KEYS, "slot", *CARRIED).agg(
+    # The job and vertex keys derive from them after the aggregation (fewer strings to hash per row).
+    agg = keyed.groupBy("subtask_index", "metric", "rank", "slot", *CARRIED).agg(
         F.count("v").alias("n"),
         F.sum("v").alias("s"),
         F.max("v").alias("mx"),
@@ -54,6 +60,11 @@ def slot_stats(df: DataFrame, origin_ms: int, slot_ms: int) -> DataFrame:
         F.max("ts").alias("t1"),
         F.min_by("v", "ts").alias("v0"),
         F.max_by("v", "ts").alias("v1"),
+    )
+    return agg.select(
+        F.coalesce(F.col("job_id"), F.col("job_name"), F.lit("")).alias("job_key"),
+        F.coalesce(F.col("vertex_id"), F.col("task_name")).alias("vertex_key"),
+        "*",
     )
 
 
@@ -83,10 +94,14 @@ def series_stats(slots: DataFrame) -> DataFrame:
     # t0 breaks ties: a restart onto another TaskManager gives two rows in one slot (tm_id differs).
     w = Window.partitionBy(*SERIES_KEYS).orderBy("slot", "t0")
     prev_last = F.lag("v1").over(w)
-    in_slot = F.when(F.col("v1") < F.col("mx"), F.col("mx") - F.col("v0") + F.col("v1")) \
-        .otherwise(F.col("v1") - F.col("v0"))
-    across = F.when(prev_last.isNull(), F.lit(0.0)) \
-        .when(F.col("v0") >= prev_last, F.col("v0") - prev_last).otherwise(F.col("v0"))
+    in_slot = F.when(F.col("v1") < F.col("mx"), F.col("mx") - F.col("v0") + F.col("v1")).otherwise(
+        F.col("v1") - F.col("v0")
+    )
+    across = (
+        F.when(prev_last.isNull(), F.lit(0.0))
+        .when(F.col("v0") >= prev_last, F.col("v0") - prev_last)
+        .otherwise(F.col("v0"))
+    )
     with_delta = slots.withColumn("delta", F.coalesce(in_slot, F.lit(0.0)) + F.coalesce(across, F.lit(0.0)))
     agg = with_delta.groupBy(*SERIES_KEYS).agg(
         F.sum("n").alias("n"),
@@ -104,18 +119,19 @@ def series_stats(slots: DataFrame) -> DataFrame:
         F.first("task_name", ignorenulls=True).alias("task_name"),
         F.first("tm_id", ignorenulls=True).alias("tm_id"),
         # The time strip rides along: per series, each slot's mean (only for the strip metrics).
-        F.collect_list(F.when(F.col("metric").isin(list(STRIP_METRICS)) & (F.col("n") > 0),
-                              F.struct(F.col("slot"), (F.col("s") / F.col("n")).alias("mean"))))
-        .alias("strip"),
+        F.collect_list(
+            F.when(
+                F.col("metric").isin(list(STRIP_METRICS)) & (F.col("n") > 0),
+                F.struct(F.col("slot"), (F.col("s") / F.col("n")).alias("mean")),
+            )
+        ).alias("strip"),
     )
     span_s = (F.col("t_last") - F.col("t_first")) / F.lit(1000.0)
     is_counter = F.col("metric").isin(list(names.COUNTERS))
     return agg.withColumn("rate", F.when(is_counter & (span_s > 0), F.col("delta") / span_s))
 
-
-
-
-    return (slots.where(F.col("metric").isin(list(STRIP_METRICS)) & (F.col("n") > 0))
-            .groupBy("job_key", "vertex_key", "metric", "rank", "slot")
-            .agg(F.max(F.col("s") / F.col("n")).alias("worst"), F.min("t0").alias("t0")))
-
+    return (
+        slots.where(F.col("metric").isin(list(STRIP_METRICS)) & (F.col("n") > 0))
+        .groupBy("job_key", "vertex_key", "metric", "rank", "slot")
+        .agg(F.max(F.col("s") / F.col("n")).alias("worst"), F.min("t0").alias("t0"))
+    )

@@ -31,8 +31,14 @@ EXCLUSIVE_HIGH = 0.5
 # A link counts as saturated from this share of the bandwidth the user gave.
 LINK_SATURATED = 0.7
 
-CAUSES = ("all_busy", "hot_subtask", "slow_receiver", "network_bottleneck", "too_few_credits",
-          "network_or_credits")
+CAUSES = (
+    "all_busy",
+    "hot_subtask",
+    "slow_receiver",
+    "network_bottleneck",
+    "too_few_credits",
+    "network_or_credits",
+)
 
 
 @dataclass(frozen=True)
@@ -49,7 +55,7 @@ class Origin:
     vertex_key: str
     name: str
     cause: str
-    channels: str                 # some | all | unknown
+    channels: str  # some | all | unknown
     confidence: float
     hot_subtask: int | None
     upstream_backpressured: tuple[str, ...]
@@ -62,13 +68,13 @@ class JobDiagnosis:
     job_key: str
     job_id: str | None
     job_name: str | None
-    vertices: tuple[VertexFacts, ...]       # topological order when a plan is known
+    vertices: tuple[VertexFacts, ...]  # topological order when a plan is known
     origins: tuple[Origin, ...]
     has_plan: bool
     single_sample: bool
     notes: tuple[str, ...] = field(default=())
-    strips: Mapping[str, tuple[str, str]] = field(default_factory=dict)   # vertex_key -> (bp, busy)
-    window_ms: tuple[int, int] | None = None    # the samples analysed, after the warm-up
+    strips: Mapping[str, tuple[str, str]] = field(default_factory=dict)  # vertex_key -> (bp, busy)
+    window_ms: tuple[int, int] | None = None  # the samples analysed, after the warm-up
 
     def vertex(self, key: str) -> VertexFacts | None:
         for v in self.vertices:
@@ -83,8 +89,9 @@ def _fmt(x: float | None, pct: bool = True) -> str:
     return f"{x:.0%}" if pct else f"{x:.3g}"
 
 
-def build_vertices(subtasks: Sequence[SubtaskFacts], plan: JobPlan | None,
-                   names_seen: Mapping[tuple[str, str], str]) -> dict[str, list[VertexFacts]]:
+def build_vertices(
+    subtasks: Sequence[SubtaskFacts], plan: JobPlan | None, names_seen: Mapping[tuple[str, str], str]
+) -> dict[str, list[VertexFacts]]:
     """Group subtasks per job and vertex; name vertices from the plan when it knows them (so a
     Prometheus dump, whose label values have spaces and arrows filtered, reads the same)."""
     grouped: dict[tuple[str, str], list[SubtaskFacts]] = {}
@@ -125,15 +132,20 @@ def _is_hot(v: VertexFacts) -> int | None:
     few = max(1, v.parallelism // 4)
     if len(v.busy_subtasks) > few:
         return None
-    others = [s.busy_ratio for s in v.subtasks if s.subtask_index not in v.busy_subtasks and s.busy_ratio is not None]
+    others = [
+        s.busy_ratio
+        for s in v.subtasks
+        if s.subtask_index not in v.busy_subtasks and s.busy_ratio is not None
+    ]
     if others and max(others) >= BUSY * 0.8:
         return None
     hottest = max((s for s in v.subtasks if s.busy_ratio is not None), key=lambda s: s.busy_ratio or 0.0)
     return hottest.subtask_index
 
 
-def _network_cause(receiver: VertexFacts, all_vertices: Sequence[VertexFacts],
-                   env: Environment) -> tuple[str, float, list[str]]:
+def _network_cause(
+    receiver: VertexFacts, all_vertices: Sequence[VertexFacts], env: Environment
+) -> tuple[str, float, list[str]]:
     evidence: list[str] = []
     if env.bandwidth_bytes_per_s:
         per_tm: dict[str, float] = {}
@@ -143,15 +155,21 @@ def _network_cause(receiver: VertexFacts, all_vertices: Sequence[VertexFacts],
                     per_tm[s.tm_id or "?"] = per_tm.get(s.tm_id or "?", 0.0) + s.bytes_in_remote_per_s
         busiest = max(per_tm.values(), default=0.0)
         share = busiest / env.bandwidth_bytes_per_s
-        evidence.append(f"busiest TaskManager receives {busiest / 1e6:.3g} MB/s over the network, "
-                        f"{share:.0%} of the {env.bandwidth_bytes_per_s / 1e6:.3g} MB/s bandwidth given")
+        evidence.append(
+            f"busiest TaskManager receives {busiest / 1e6:.3g} MB/s over the network, "
+            f"{share:.0%} of the {env.bandwidth_bytes_per_s / 1e6:.3g} MB/s bandwidth given"
+        )
         if share >= LINK_SATURATED:
             return "network_bottleneck", 0.75, evidence
-        evidence.append("throughput well below the link's bandwidth while senders wait: credits "
-                        "(buffers per channel) cannot cover the round trip")
+        evidence.append(
+            "throughput well below the link's bandwidth while senders wait: credits "
+            "(buffers per channel) cannot cover the round trip"
+        )
         return "too_few_credits", 0.7, evidence
-    evidence.append("receivers idle with low input pool usage while senders' output pools are full: "
-                    "the network or too few credits for the round trip (give --bandwidth to tell them apart)")
+    evidence.append(
+        "receivers idle with low input pool usage while senders' output pools are full: "
+        "the network or too few credits for the round trip (give --bandwidth to tell them apart)"
+    )
     return "network_or_credits", 0.5, evidence
 
 
@@ -178,24 +196,36 @@ def find_origins(vertices: Sequence[VertexFacts], plan: JobPlan | None, env: Env
         evidence: list[str] = []
         senders = [by_key[u] for u in ups if u in by_key]
         senders_out = max((s.out_pool_mean or 0.0 for s in senders), default=0.0)
-        evidence.append("upstream back-pressured: " + ", ".join(
-            f"{names[u]} ({_fmt(by_key[u].bp_ratio_max)} of the time, output pool {_fmt(by_key[u].out_pool_mean)})"
-            for u in ups if u in by_key))
-        evidence.append(f"{v.name}: back-pressured {_fmt(v.bp_ratio_max)} (level {v.level}), busy max "
-                        f"{_fmt(v.busy_max)} over {v.parallelism} subtasks, input pool "
-                        f"{_fmt(v.in_pool_mean) if v.has_remote_input else 'n/a (no remote channels)'}")
+        evidence.append(
+            "upstream back-pressured: "
+            + ", ".join(
+                f"{names[u]} ({_fmt(by_key[u].bp_ratio_max)} of the time, "
+                f"output pool {_fmt(by_key[u].out_pool_mean)})"
+                for u in ups
+                if u in by_key
+            )
+        )
+        evidence.append(
+            f"{v.name}: back-pressured {_fmt(v.bp_ratio_max)} (level {v.level}), busy max "
+            f"{_fmt(v.busy_max)} over {v.parallelism} subtasks, input pool "
+            f"{_fmt(v.in_pool_mean) if v.has_remote_input else 'n/a (no remote channels)'}"
+        )
         hot = _is_hot(v)
         busy = (v.busy_max or 0.0) >= BUSY
         in_high = v.has_remote_input and (v.in_pool_mean or 0.0) >= IN_POOL_HIGH
         if busy and hot is not None:
             cause, conf = "hot_subtask", 0.85
-            evidence.append(f"subtask {hot} is busy {_fmt(max(s.busy_ratio or 0 for s in v.subtasks))} while the "
-                            f"median subtask is busy {_fmt(v.busy_median)}; records-in skew "
-                            f"{_fmt(v.records_in_skew, pct=False)}x")
+            evidence.append(
+                f"subtask {hot} is busy {_fmt(max(s.busy_ratio or 0 for s in v.subtasks))} while the "
+                f"median subtask is busy {_fmt(v.busy_median)}; records-in skew "
+                f"{_fmt(v.records_in_skew, pct=False)}x"
+            )
         elif busy:
             cause, conf = "all_busy", 0.85
-            evidence.append(f"{len(v.busy_subtasks)} of {v.parallelism} subtasks busy at least {BUSY:.0%} of "
-                            f"the time (mean {_fmt(v.busy_mean)})")
+            evidence.append(
+                f"{len(v.busy_subtasks)} of {v.parallelism} subtasks busy at least {BUSY:.0%} of "
+                f"the time (mean {_fmt(v.busy_mean)})"
+            )
         elif in_high:
             cause, conf = "slow_receiver", 0.6
             evidence.append(f"input pool {_fmt(v.in_pool_mean)} full but busy time low or not reported")
@@ -213,33 +243,73 @@ def find_origins(vertices: Sequence[VertexFacts], plan: JobPlan | None, env: Env
             evidence.append("no job plan: origin inferred from busy time alone")
         if ups_not:
             conf *= 0.85
-        origins.append(Origin(
-            vertex_key=v.vertex_key, name=v.name, cause=cause, channels=_channels(v), confidence=round(conf, 2),
-            hot_subtask=hot if cause == "hot_subtask" else None, upstream_backpressured=ups_bp,
-            upstream_not_backpressured=ups_not, evidence=tuple(evidence)))
+        origins.append(
+            Origin(
+                vertex_key=v.vertex_key,
+                name=v.name,
+                cause=cause,
+                channels=_channels(v),
+                confidence=round(conf, 2),
+                hot_subtask=hot if cause == "hot_subtask" else None,
+                upstream_backpressured=ups_bp,
+                upstream_not_backpressured=ups_not,
+                evidence=tuple(evidence),
+            )
+        )
     return origins
 
 
-def diagnose_job(job_key: str, vertices: list[VertexFacts], plan: JobPlan | None, env: Environment,
-                 job_id: str | None = None, job_name: str | None = None,
-                 strips: Mapping[str, tuple[str, str]] | None = None,
-                 window_ms: tuple[int, int] | None = None) -> JobDiagnosis:
+def diagnose_job(
+    job_key: str,
+    vertices: list[VertexFacts],
+    plan: JobPlan | None,
+    env: Environment,
+    job_id: str | None = None,
+    job_name: str | None = None,
+    strips: Mapping[str, tuple[str, str]] | None = None,
+    window_ms: tuple[int, int] | None = None,
+) -> JobDiagnosis:
     ordered, has_plan = _order(vertices, plan)
     single = all(s.samples <= 1 for v in ordered for s in v.subtasks)
     notes: list[str] = []
     if not has_plan:
-        notes.append("no job plan (plan.json beside the dump or --plan): edges unknown, vertices in name order, "
-                     "origin inferred from busy time alone")
+        notes.append(
+            "no job plan (plan.json beside the dump or --plan): edges unknown, vertices in name order, "
+            "origin inferred from busy time alone"
+        )
     if single:
-        notes.append("one sample per metric (a single scrape): levels describe that instant only; no counter "
-                     "rates (meters only, 60 s averages), no warm-up trim, sustained vs temporary unknown")
+        notes.append(
+            "one sample per metric (a single scrape): levels describe that instant only; no counter "
+            "rates (meters only, 60 s averages), no warm-up trim, sustained vs temporary unknown"
+        )
     origins = find_origins(ordered, plan if has_plan else None, env)
     if single:
-        origins = [Origin(o.vertex_key, o.name, o.cause, o.channels, round(o.confidence * 0.8, 2), o.hot_subtask,
-                          o.upstream_backpressured, o.upstream_not_backpressured, o.evidence) for o in origins]
-    return JobDiagnosis(job_key=job_key, job_id=job_id, job_name=job_name, vertices=tuple(ordered),
-                        origins=tuple(origins), has_plan=has_plan, single_sample=single, notes=tuple(notes),
-                        strips=dict(strips or {}), window_ms=window_ms)
+        origins = [
+            Origin(
+                o.vertex_key,
+                o.name,
+                o.cause,
+                o.channels,
+                round(o.confidence * 0.8, 2),
+                o.hot_subtask,
+                o.upstream_backpressured,
+                o.upstream_not_backpressured,
+                o.evidence,
+            )
+            for o in origins
+        ]
+    return JobDiagnosis(
+        job_key=job_key,
+        job_id=job_id,
+        job_name=job_name,
+        vertices=tuple(ordered),
+        origins=tuple(origins),
+        has_plan=has_plan,
+        single_sample=single,
+        notes=tuple(notes),
+        strips=dict(strips or {}),
+        window_ms=window_ms,
+    )
 
 
 def vertex_items(diag: JobDiagnosis, env: Environment) -> list[dict[str, object]]:
@@ -250,42 +320,53 @@ def vertex_items(diag: JobDiagnosis, env: Environment) -> list[dict[str, object]
     for v in diag.vertices:
         o = origins.get(v.vertex_key)
         fill = (v.remote_buffer_bytes / env.segment_bytes) if v.remote_buffer_bytes else None
-        items.append({
-            "job": diag.job_name or diag.job_id or diag.job_key,
-            "name": v.name,
-            "vertex_id": v.vertex_id or v.vertex_key,
-            "parallelism": v.parallelism,
-            "level": v.level,
-            "bp_ratio": v.bp_ratio_max,
-            "bp_share": v.bp_share_above_ok,
-            "backpressured": v.backpressured,
-            "temporary_bp": v.temporary_bp,
-            "job_backpressured": any_bp,
-            "busy_max": v.busy_max,
-            "busy_mean": v.busy_mean,
-            "busy_subtasks": list(v.busy_subtasks),
-            "out_pool": v.out_pool_mean,
-            "in_pool": v.in_pool_mean,
-            "floating": v.floating_mean,
-            "exclusive": v.exclusive_mean,
-            "is_origin": o is not None,
-            "cause": o.cause if o else None,
-            "channels": o.channels if o else None,
-            "confidence": o.confidence if o else None,
-            "hot_subtask": o.hot_subtask if o else None,
-            "upstream_backpressured": list(o.upstream_backpressured) if o else [],
-            "upstream_not_backpressured": list(o.upstream_not_backpressured) if o else [],
-            "evidence": "; ".join(o.evidence) if o else "",
-            "records_in_skew": None if v.records_in_skew is None else round(v.records_in_skew, 2),
-            "avg_record_bytes": v.avg_record_bytes,
-            "remote_buffer_bytes": v.remote_buffer_bytes,
-            "buffer_fill": fill,
-            "segment_bytes": env.segment_bytes,
-            "has_plan": diag.has_plan,
-            "single_sample": diag.single_sample,
-        })
+        items.append(
+            {
+                "job": diag.job_name or diag.job_id or diag.job_key,
+                "name": v.name,
+                "vertex_id": v.vertex_id or v.vertex_key,
+                "parallelism": v.parallelism,
+                "level": v.level,
+                "bp_ratio": v.bp_ratio_max,
+                "bp_share": v.bp_share_above_ok,
+                "backpressured": v.backpressured,
+                "temporary_bp": v.temporary_bp,
+                "job_backpressured": any_bp,
+                "busy_max": v.busy_max,
+                "busy_mean": v.busy_mean,
+                "busy_subtasks": list(v.busy_subtasks),
+                "out_pool": v.out_pool_mean,
+                "in_pool": v.in_pool_mean,
+                "floating": v.floating_mean,
+                "exclusive": v.exclusive_mean,
+                "is_origin": o is not None,
+                "cause": o.cause if o else None,
+                "channels": o.channels if o else None,
+                "confidence": o.confidence if o else None,
+                "hot_subtask": o.hot_subtask if o else None,
+                "upstream_backpressured": list(o.upstream_backpressured) if o else [],
+                "upstream_not_backpressured": list(o.upstream_not_backpressured) if o else [],
+                "evidence": "; ".join(o.evidence) if o else "",
+                "records_in_skew": None if v.records_in_skew is None else round(v.records_in_skew, 2),
+                "avg_record_bytes": v.avg_record_bytes,
+                "remote_buffer_bytes": v.remote_buffer_bytes,
+                "buffer_fill": fill,
+                "segment_bytes": env.segment_bytes,
+                "has_plan": diag.has_plan,
+                "single_sample": diag.single_sample,
+            }
+        )
     return items
 
 
-__all__ = ["CAUSES", "LEVEL_HIGH", "Environment", "JobDiagnosis", "Origin", "build_vertices", "diagnose_job",
-           "find_origins", "vertex_items"]
+__all__ = [
+    "CAUSES",
+    "LEVEL_HIGH",
+    "Environment",
+    "JobDiagnosis",
+    "Origin",
+    "build_vertices",
+    "diagnose_job",
+    "find_origins",
+    "vertex_items",
+]

@@ -64,16 +64,28 @@ def _clean(x: object) -> float | None:
 def series_from_rows(rows: Iterable[Mapping[str, object]]) -> list[SeriesStat]:
     out = []
     for r in rows:
-        out.append(SeriesStat(
-            job_key=str(r["job_key"]), vertex_key=str(r["vertex_key"]), subtask_index=int(r["subtask_index"]),  # type: ignore[call-overload]
-            metric=str(r["metric"]), rank=int(r["rank"]), n=int(r["n"] or 0),  # type: ignore[call-overload]
-            mean=_clean(r["mean"]), max=_clean(r["max"]), frac_lo=_clean(r["frac_lo"]),
-            frac_hi=_clean(r["frac_hi"]), rate=_clean(r["rate"]),
-            t_first=None if r["t_first"] is None else int(r["t_first"]),  # type: ignore[call-overload]
-            t_last=None if r["t_last"] is None else int(r["t_last"]),  # type: ignore[call-overload]
-            job_id=r.get("job_id"), job_name=r.get("job_name"), vertex_id=r.get("vertex_id"),  # type: ignore[arg-type]
-            task_name=r.get("task_name"), tm_id=r.get("tm_id"),  # type: ignore[arg-type]
-        ))
+        out.append(
+            SeriesStat(
+                job_key=str(r["job_key"]),
+                vertex_key=str(r["vertex_key"]),
+                subtask_index=int(r["subtask_index"]),  # type: ignore[call-overload]
+                metric=str(r["metric"]),
+                rank=int(r["rank"]),
+                n=int(r["n"] or 0),  # type: ignore[call-overload]
+                mean=_clean(r["mean"]),
+                max=_clean(r["max"]),
+                frac_lo=_clean(r["frac_lo"]),
+                frac_hi=_clean(r["frac_hi"]),
+                rate=_clean(r["rate"]),
+                t_first=None if r["t_first"] is None else int(r["t_first"]),  # type: ignore[call-overload]
+                t_last=None if r["t_last"] is None else int(r["t_last"]),  # type: ignore[call-overload]
+                job_id=r.get("job_id"),
+                job_name=r.get("job_name"),
+                vertex_id=r.get("vertex_id"),  # type: ignore[arg-type]
+                task_name=r.get("task_name"),
+                tm_id=r.get("tm_id"),  # type: ignore[arg-type]
+            )
+        )
     return out
 
 
@@ -84,7 +96,7 @@ class SubtaskFacts:
     subtask_index: int
     tm_id: str | None
     samples: int
-    bp_ratio: float | None           # mean share of time back-pressured
+    bp_ratio: float | None  # mean share of time back-pressured
     bp_max: float | None
     bp_share_above_ok: float | None  # share of samples above the OK level
     bp_share_high: float | None
@@ -129,6 +141,7 @@ def pivot_subtasks(series: Iterable[SeriesStat]) -> list[SubtaskFacts]:
             tm[key] = s.tm_id
     out = []
     for key, m in sorted(best.items()):
+
         def mean(metric: str, m: dict[str, SeriesStat] = m) -> float | None:
             s = m.get(metric)
             return s.mean if s is not None else None
@@ -145,8 +158,11 @@ def pivot_subtasks(series: Iterable[SeriesStat]) -> list[SubtaskFacts]:
 
         bp_src = None
         bp = bp_max = share = share_hi = None
-        for metric, scale in (("backPressuredTimeMsPerSecond", 1000.0), ("backPressureRatio", 1.0),
-                              ("isBackPressured", 1.0)):
+        for metric, scale in (
+            ("backPressuredTimeMsPerSecond", 1000.0),
+            ("backPressureRatio", 1.0),
+            ("isBackPressured", 1.0),
+        ):
             s = stat(metric)
             if s is not None and s.mean is not None:
                 bp_src = metric
@@ -164,21 +180,39 @@ def pivot_subtasks(series: Iterable[SeriesStat]) -> list[SubtaskFacts]:
         in_s = stat("inPoolUsage")
         remote_bytes = rate("numBytesInRemote")
         remote_buffers = rate("numBuffersInRemote")
-        has_remote = bool((remote_buffers or 0) > 0 or (remote_bytes or 0) > 0
-                          or (in_s is not None and (in_s.max or 0) > 0))
+        has_remote = bool(
+            (remote_buffers or 0) > 0 or (remote_bytes or 0) > 0 or (in_s is not None and (in_s.max or 0) > 0)
+        )
         samples = max((s.n for s in m.values()), default=0)
-        out.append(SubtaskFacts(
-            job_key=key[0], vertex_key=key[1], subtask_index=key[2], tm_id=tm.get(key), samples=samples,
-            bp_ratio=bp, bp_max=bp_max, bp_share_above_ok=share, bp_share_high=share_hi, bp_source=bp_src,
-            busy_ratio=busy, idle_ratio=idle,
-            out_pool=out_s.mean if out_s else None, out_pool_max=out_s.max if out_s else None,
-            out_pool_share_high=out_s.frac_hi if out_s else None,
-            in_pool=in_s.mean if in_s else None, in_pool_share_high=in_s.frac_hi if in_s else None,
-            floating=mean("inputFloatingBuffersUsage"), exclusive=mean("inputExclusiveBuffersUsage"),
-            records_in_per_s=rate("numRecordsIn"), records_out_per_s=rate("numRecordsOut"),
-            bytes_out_per_s=rate("numBytesOut"), bytes_in_remote_per_s=remote_bytes,
-            buffers_in_remote_per_s=remote_buffers, has_remote_input=has_remote,
-        ))
+        out.append(
+            SubtaskFacts(
+                job_key=key[0],
+                vertex_key=key[1],
+                subtask_index=key[2],
+                tm_id=tm.get(key),
+                samples=samples,
+                bp_ratio=bp,
+                bp_max=bp_max,
+                bp_share_above_ok=share,
+                bp_share_high=share_hi,
+                bp_source=bp_src,
+                busy_ratio=busy,
+                idle_ratio=idle,
+                out_pool=out_s.mean if out_s else None,
+                out_pool_max=out_s.max if out_s else None,
+                out_pool_share_high=out_s.frac_hi if out_s else None,
+                in_pool=in_s.mean if in_s else None,
+                in_pool_share_high=in_s.frac_hi if in_s else None,
+                floating=mean("inputFloatingBuffersUsage"),
+                exclusive=mean("inputExclusiveBuffersUsage"),
+                records_in_per_s=rate("numRecordsIn"),
+                records_out_per_s=rate("numRecordsOut"),
+                bytes_out_per_s=rate("numBytesOut"),
+                bytes_in_remote_per_s=remote_bytes,
+                buffers_in_remote_per_s=remote_buffers,
+                has_remote_input=has_remote,
+            )
+        )
     return out
 
 
@@ -211,11 +245,11 @@ class VertexFacts:
     subtasks: tuple[SubtaskFacts, ...] = field(repr=False)
     bp_ratio_max: float | None
     bp_ratio_mean: float | None
-    bp_share_above_ok: float | None   # of the worst subtask
+    bp_share_above_ok: float | None  # of the worst subtask
     bp_share_high: float | None
     level: str
-    backpressured: bool               # sustained LOW or HIGH
-    temporary_bp: bool                # HIGH at times, but not sustained
+    backpressured: bool  # sustained LOW or HIGH
+    temporary_bp: bool  # HIGH at times, but not sustained
     busy_max: float | None
     busy_mean: float | None
     busy_median: float | None
@@ -223,23 +257,24 @@ class VertexFacts:
     idle_mean: float | None
     out_pool_mean: float | None
     out_pool_max: float | None
-    in_pool_mean: float | None        # over subtasks with remote input channels only
+    in_pool_mean: float | None  # over subtasks with remote input channels only
     floating_mean: float | None
     exclusive_mean: float | None
     has_remote_input: bool
-    records_in_per_s: float | None    # summed over subtasks
+    records_in_per_s: float | None  # summed over subtasks
     records_out_per_s: float | None
     bytes_out_per_s: float | None
     bytes_in_remote_per_s: float | None
     buffers_in_remote_per_s: float | None
-    records_in_skew: float | None     # max / mean over subtasks
+    records_in_skew: float | None  # max / mean over subtasks
     busy_skew: float | None
     avg_record_bytes: float | None
     remote_buffer_bytes: float | None  # average bytes per received remote buffer
 
 
-def rollup_vertex(job_key: str, vertex_key: str, name: str, subs: list[SubtaskFacts],
-                  vertex_id: str | None) -> VertexFacts:
+def rollup_vertex(
+    job_key: str, vertex_key: str, name: str, subs: list[SubtaskFacts], vertex_id: str | None
+) -> VertexFacts:
     bps = [s.bp_ratio for s in subs]
     worst = max((s for s in subs if s.bp_ratio is not None), key=lambda s: s.bp_ratio or 0.0, default=None)
     bp_max = _max(bps)
@@ -248,8 +283,9 @@ def rollup_vertex(job_key: str, vertex_key: str, name: str, subs: list[SubtaskFa
     share_hi = worst.bp_share_high if worst else None
     sustained = share is not None and share >= SUSTAINED_SHARE
     backpressured = level in ("LOW", "HIGH") and sustained
-    temporary = not backpressured and any((s.bp_share_high or 0) > 0 or (s.bp_max or 0) > LEVEL_HIGH
-                                          for s in subs)
+    temporary = not backpressured and any(
+        (s.bp_share_high or 0) > 0 or (s.bp_max or 0) > LEVEL_HIGH for s in subs
+    )
     busy = _vals(s.busy_ratio for s in subs)
     busy_subs = tuple(s.subtask_index for s in subs if s.busy_ratio is not None and s.busy_ratio >= BUSY)
     remote = [s for s in subs if s.has_remote_input]
@@ -261,19 +297,35 @@ def rollup_vertex(job_key: str, vertex_key: str, name: str, subs: list[SubtaskFa
     b_in = _sum(s.bytes_in_remote_per_s for s in remote)
     buf_in = _sum(s.buffers_in_remote_per_s for s in remote)
     return VertexFacts(
-        job_key=job_key, vertex_key=vertex_key, vertex_id=vertex_id, name=name, parallelism=len(subs),
+        job_key=job_key,
+        vertex_key=vertex_key,
+        vertex_id=vertex_id,
+        name=name,
+        parallelism=len(subs),
         subtasks=tuple(sorted(subs, key=lambda s: s.subtask_index)),
-        bp_ratio_max=bp_max, bp_ratio_mean=_mean(bps), bp_share_above_ok=share, bp_share_high=share_hi,
-        level=level, backpressured=backpressured, temporary_bp=temporary,
-        busy_max=max(busy) if busy else None, busy_mean=busy_mean,
-        busy_median=median(busy) if busy else None, busy_subtasks=busy_subs,
+        bp_ratio_max=bp_max,
+        bp_ratio_mean=_mean(bps),
+        bp_share_above_ok=share,
+        bp_share_high=share_hi,
+        level=level,
+        backpressured=backpressured,
+        temporary_bp=temporary,
+        busy_max=max(busy) if busy else None,
+        busy_mean=busy_mean,
+        busy_median=median(busy) if busy else None,
+        busy_subtasks=busy_subs,
         idle_mean=_mean(s.idle_ratio for s in subs),
-        out_pool_mean=_mean(s.out_pool for s in subs), out_pool_max=_max(s.out_pool for s in subs),
+        out_pool_mean=_mean(s.out_pool for s in subs),
+        out_pool_max=_max(s.out_pool for s in subs),
         in_pool_mean=_mean(s.in_pool for s in remote),
-        floating_mean=_mean(s.floating for s in remote), exclusive_mean=_mean(s.exclusive for s in remote),
+        floating_mean=_mean(s.floating for s in remote),
+        exclusive_mean=_mean(s.exclusive for s in remote),
         has_remote_input=bool(remote),
-        records_in_per_s=_sum(rin), records_out_per_s=rec_out, bytes_out_per_s=bytes_out,
-        bytes_in_remote_per_s=b_in, buffers_in_remote_per_s=buf_in,
+        records_in_per_s=_sum(rin),
+        records_out_per_s=rec_out,
+        bytes_out_per_s=bytes_out,
+        bytes_in_remote_per_s=b_in,
+        buffers_in_remote_per_s=buf_in,
         records_in_skew=(max(rin) / rin_mean) if rin and rin_mean else None,
         busy_skew=(max(busy) / busy_mean) if busy and busy_mean else None,
         avg_record_bytes=(bytes_out / rec_out) if bytes_out and rec_out else None,

@@ -80,8 +80,10 @@ def _bounds(spark: SparkSession, df, inputs: Sequence[load.InputSet]) -> tuple[i
             return min(f[0] for f in found if f), max(f[1] for f in found if f)
     row = df.agg(F.min("ts").alias("lo"), F.max("ts").alias("hi")).collect()[0]
     if row["lo"] is None:
-        raise MetricsError("dump holds no rows of metrics flinktune reads (after --job/--since/--until)",
-                           file=inputs[0].paths[0])
+        raise MetricsError(
+            "dump holds no rows of metrics flinktune reads (after --job/--since/--until)",
+            file=inputs[0].paths[0],
+        )
     return int(row["lo"]), int(row["hi"])
 
 
@@ -100,7 +102,9 @@ def _strip(values: dict[int, float], nslots: int, scale: float) -> str:
     return "".join(out)
 
 
-def run_analysis(spark: SparkSession, options: AnalysisOptions, progress: Progress | None = None) -> AnalysisResult:
+def run_analysis(
+    spark: SparkSession, options: AnalysisOptions, progress: Progress | None = None
+) -> AnalysisResult:
     say = progress or (lambda _msg: None)
     inputs = load.resolve_inputs(list(options.inputs))
     plan: JobPlan | None = None
@@ -126,18 +130,24 @@ def run_analysis(spark: SparkSession, options: AnalysisOptions, progress: Progre
     except MetricsError:
         raise
     except Exception as error:
-        raise MetricsError(f"cannot analyse the dump: {load._first_error_line(error)}",
-                           file=inputs[0].paths[0]) from None
+        raise MetricsError(
+            f"cannot analyse the dump: {load._first_error_line(error)}", file=inputs[0].paths[0]
+        ) from None
     if not series_rows:
-        raise MetricsError("dump holds no rows of metrics flinktune reads (backPressuredTimeMsPerSecond, "
-                           "busyTimeMsPerSecond, outPoolUsage, ...) after filtering", file=inputs[0].paths[0])
+        raise MetricsError(
+            "dump holds no rows of metrics flinktune reads (backPressuredTimeMsPerSecond, "
+            "busyTimeMsPerSecond, outPoolUsage, ...) after filtering",
+            file=inputs[0].paths[0],
+        )
     say("diagnosing")
     series = series_from_rows(series_rows)
     if plan is not None:
         # Dumps that name vertices only by task name (full identifiers, some exporters) still
         # meet the plan: re-key them by the plan's vertex id.
         ids = {s.vertex_key: plan.id_for(s.vertex_key) for s in series}
-        series = [dataclasses.replace(s, vertex_key=ids[s.vertex_key]) if ids[s.vertex_key] else s for s in series]
+        series = [
+            dataclasses.replace(s, vertex_key=ids[s.vertex_key]) if ids[s.vertex_key] else s for s in series
+        ]
     subtasks = pivot_subtasks(series)
     seen_names: dict[tuple[str, str], str] = {}
     job_ids: dict[str, tuple[str | None, str | None]] = {}
@@ -163,26 +173,49 @@ def run_analysis(spark: SparkSession, options: AnalysisOptions, progress: Progre
     for job_key, vertices in sorted(by_job.items()):
         strips: dict[str, tuple[str, str]] = {}
         for v in vertices:
+
             def vals(metric: str, vkey: str = v.vertex_key, jk: str = job_key) -> dict[int, float]:
-                return {k[3] - first_slot: val for k, (_, val) in strip_best.items()
-                        if k[0] == jk and k[1] == vkey and k[2] == metric}
+                return {
+                    k[3] - first_slot: val
+                    for k, (_, val) in strip_best.items()
+                    if k[0] == jk and k[1] == vkey and k[2] == metric
+                }
+
             bp_vals = vals("backPressuredTimeMsPerSecond")
             bp_scale = 1000.0
             if not bp_vals:
                 bp_vals, bp_scale = vals("backPressureRatio"), 1.0
-            strips[v.vertex_key] = (_strip(bp_vals, nslots, bp_scale),
-                                    _strip(vals("busyTimeMsPerSecond"), nslots, 1000.0))
+            strips[v.vertex_key] = (
+                _strip(bp_vals, nslots, bp_scale),
+                _strip(vals("busyTimeMsPerSecond"), nslots, 1000.0),
+            )
         jid, jname = job_ids.get(job_key, (None, None))
         mine = [s for s in series if s.job_key == job_key and s.t_first is not None and s.t_last is not None]
         window = (min(s.t_first for s in mine), max(s.t_last for s in mine)) if mine else None  # type: ignore[type-var]
         job_plan = plan if plan is None or not plan.job_id or plan.job_id in (jid, job_key) else None
-        jobs.append(diagnose_job(job_key, vertices, job_plan if job_plan else (plan if len(by_job) == 1 else None),
-                                 options.env, jid, jname, strips, window))  # type: ignore[arg-type]
+        jobs.append(
+            diagnose_job(
+                job_key,
+                vertices,
+                job_plan if job_plan else (plan if len(by_job) == 1 else None),
+                options.env,
+                jid,
+                jname,
+                strips,
+                window,
+            )
+        )  # type: ignore[arg-type]
     notes = () if plan_file else ("no job plan found",)
     say("applying the analysis rules")
     findings = findings_for(jobs, options, inputs[0].paths[0])
-    return AnalysisResult(tuple(jobs), plan_file, tuple(options.inputs),
-                          samples=sum(s.n for s in series), notes=notes, findings=tuple(findings))
+    return AnalysisResult(
+        tuple(jobs),
+        plan_file,
+        tuple(options.inputs),
+        samples=sum(s.n for s in series),
+        notes=notes,
+        findings=tuple(findings),
+    )
 
 
 def _window_text(window: tuple[int, int] | None) -> str:
@@ -204,29 +237,44 @@ def findings_for(jobs: Sequence[JobDiagnosis], options: AnalysisOptions, file: s
     from flinktune.rules import evaluate_items, load_rules
 
     ruleset = load_rules(options.rule_dirs)
-    env = {"segment_bytes": options.env.segment_bytes, "bandwidth_bytes_per_s": options.env.bandwidth_bytes_per_s,
-           "rtt_s": options.env.rtt_s}
+    env = {
+        "segment_bytes": options.env.segment_bytes,
+        "bandwidth_bytes_per_s": options.env.bandwidth_bytes_per_s,
+        "rtt_s": options.env.rtt_s,
+    }
     out: list[Finding] = []
     for diag in jobs:
         for item in vertex_items(diag, options.env):
             # One item per call, so each finding is known to belong to its vertex.
             for f in evaluate_items(ruleset, "vertex", [item], options.version, env, file):
-                extra: list[tuple[str, str]] = [("vertex", str(item["name"])),
-                                                ("window", _window_text(diag.window_ms))]
+                extra: list[tuple[str, str]] = [
+                    ("vertex", str(item["name"])),
+                    ("window", _window_text(diag.window_ms)),
+                ]
                 subs = item.get("busy_subtasks")
                 if subs:
                     extra.append(("busy subtasks", ", ".join(str(x) for x in subs)))  # type: ignore[attr-defined]
                 if item.get("evidence"):
                     extra.append(("evidence", str(item["evidence"])))
                 conf = item.get("confidence")
-                out.append(dataclasses.replace(
-                    f, location=Location(file=file, key=str(item["name"])), evidence=tuple(extra) + f.evidence,
-                    confidence=float(conf) if isinstance(conf, int | float) else f.confidence))
+                out.append(
+                    dataclasses.replace(
+                        f,
+                        location=Location(file=file, key=str(item["name"])),
+                        evidence=tuple(extra) + f.evidence,
+                        confidence=float(conf) if isinstance(conf, int | float) else f.confidence,
+                    )
+                )
     return out
 
 
-def analyze(options: AnalysisOptions, master: str = "local[*]", conf: dict[str, str] | None = None,
-            progress: Progress | None = None, session: SparkSession | None = None) -> AnalysisResult:
+def analyze(
+    options: AnalysisOptions,
+    master: str = "local[*]",
+    conf: dict[str, str] | None = None,
+    progress: Progress | None = None,
+    session: SparkSession | None = None,
+) -> AnalysisResult:
     """Start (or reuse) a session and run the analysis."""
     from flinktune.analysis.session import build_session
 

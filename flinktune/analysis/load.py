@@ -55,8 +55,12 @@ class Filters:
 
 def _fmt_of(path: str) -> str | None:
     low = path.lower()
-    for fmt, exts in (("parquet", PARQUET_EXT), ("csv", CSV_EXT), ("json", JSON_EXT),
-                      ("prometheus", PROM_EXT)):
+    for fmt, exts in (
+        ("parquet", PARQUET_EXT),
+        ("csv", CSV_EXT),
+        ("json", JSON_EXT),
+        ("prometheus", PROM_EXT),
+    ):
         if low.endswith(exts):
             return fmt
     return None
@@ -102,13 +106,16 @@ def resolve_inputs(items: Sequence[str]) -> list[InputSet]:
                     by_fmt.setdefault(fmt, []).extend(paths)
                     break
             else:
-                raise MetricsError("folder holds no metrics file (.parquet, .csv, .jsonl, .prom)",
-                                   file=str(p))
+                raise MetricsError(
+                    "folder holds no metrics file (.parquet, .csv, .jsonl, .prom)", file=str(p)
+                )
         elif p.is_file():
             fmt = _fmt_of(p.name)
             if fmt is None:
-                raise MetricsError("unknown dump format (expected .parquet, .csv, .jsonl or a "
-                                   "Prometheus .prom/.txt scrape)", file=str(p))
+                raise MetricsError(
+                    "unknown dump format (expected .parquet, .csv, .jsonl or a Prometheus .prom/.txt scrape)",
+                    file=str(p),
+                )
             by_fmt.setdefault(fmt, []).append(str(p))
         else:
             raise MetricsError("no such file or folder", file=item)
@@ -123,16 +130,27 @@ def _parquet_files(paths: Sequence[str]) -> list[str]:
         if _is_remote(p):
             return []
         if os.path.isdir(p):
-            out.extend(str(f) for f in sorted(Path(p).rglob("*"))
-                       if f.is_file() and f.name.lower().endswith(PARQUET_EXT))
+            out.extend(
+                str(f)
+                for f in sorted(Path(p).rglob("*"))
+                if f.is_file() and f.name.lower().endswith(PARQUET_EXT)
+            )
         else:
             out.append(p)
     return out
 
 
 _ARROW_TO_SPARK = {
-    "int64": "bigint", "int32": "int", "int16": "smallint", "int8": "tinyint", "uint32": "bigint",
-    "double": "double", "float": "float", "string": "string", "large_string": "string", "bool": "boolean",
+    "int64": "bigint",
+    "int32": "int",
+    "int16": "smallint",
+    "int8": "tinyint",
+    "uint32": "bigint",
+    "double": "double",
+    "float": "float",
+    "string": "string",
+    "large_string": "string",
+    "bool": "boolean",
 }
 
 
@@ -143,14 +161,18 @@ def parquet_schema_ddl(paths: Sequence[str]) -> str | None:
     import pyarrow.parquet as pq
 
     files = _parquet_files(paths)
-    if not files or any(os.path.isdir(p) and any(d.name.count("=") for d in Path(p).iterdir()) for p in paths):
+    if not files or any(
+        os.path.isdir(p) and any(d.name.count("=") for d in Path(p).iterdir()) for p in paths
+    ):
         return None
     ddl: str | None = None
     for f in files:
         schema = pq.read_schema(f)
         cols = []
         for fld in schema:
-            t = str(fld.type)
+            typ = fld.type
+            # Dictionary-encoded strings (pyarrow's default for repetitive text) read as strings.
+            t = str(typ.value_type) if hasattr(typ, "value_type") else str(typ)
             if t.startswith("timestamp"):
                 spark_t = "timestamp"
             elif t in _ARROW_TO_SPARK:
@@ -181,8 +203,7 @@ def check_parquet(paths: Sequence[str]) -> tuple[int, int] | None:
         try:
             meta = pq.read_metadata(f)
         except Exception as error:
-            raise MetricsError(f"not a readable parquet file: {str(error).splitlines()[0]}",
-                               file=f) from None
+            raise MetricsError(f"not a readable parquet file: {str(error).splitlines()[0]}", file=f) from None
         schema = meta.schema.to_arrow_schema()
         if "ts" not in schema.names or str(schema.field("ts").type) != "int64":
             stats_ok = False
@@ -232,8 +253,18 @@ def _read_csv(spark: SparkSession, paths: Sequence[str]) -> DataFrame:
     # Every CSV column is read as text with an explicit schema and cast by us: a wrong type then
     # surfaces as a clear error instead of a silently inferred string column.
     schema = StructType([StructField(c, StringType(), True) for c in cols])
-    return spark.read.csv(list(paths), schema=schema, header=True, sep=sep, mode="PERMISSIVE",
-                          enforceSchema=True)
+    # escape='"': CSV writers (Python's csv, pandas, Excel) double a quote inside a quoted field
+    # (RFC 4180); Spark's default escape is a backslash, which splits such a row in the wrong place.
+    return spark.read.csv(
+        list(paths),
+        schema=schema,
+        header=True,
+        sep=sep,
+        mode="PERMISSIVE",
+        enforceSchema=True,
+        quote='"',
+        escape='"',
+    )
 
 
 def _read_json(spark: SparkSession, paths: Sequence[str]) -> DataFrame:
@@ -251,7 +282,7 @@ def _read_json(spark: SparkSession, paths: Sequence[str]) -> DataFrame:
         raise MetricsError("JSON lines must hold one object per line", file=local[0], line=1)
     fields = []
     for key, val in record.items():
-        if isinstance(val, bool) or isinstance(val, str) or val is None:
+        if isinstance(val, bool | str) or val is None:
             fields.append(StructField(key, StringType(), True))
         elif isinstance(val, int) and key in ("ts", "timestamp", "ts_ms", "subtask_index", "subtask"):
             fields.append(StructField(key, LongType(), True))
@@ -320,8 +351,9 @@ def read_raw(spark: SparkSession, inputs: Sequence[InputSet]) -> list[DataFrame]
         except MetricsError:
             raise
         except Exception as error:  # AnalysisException, Py4JJavaError: keep the first line only
-            raise MetricsError(f"cannot read {inp.fmt} dump: {_first_error_line(error)}",
-                               file=inp.paths[0]) from None
+            raise MetricsError(
+                f"cannot read {inp.fmt} dump: {_first_error_line(error)}", file=inp.paths[0]
+            ) from None
     return frames
 
 
@@ -339,8 +371,11 @@ def _first_error_line(error: BaseException) -> str:
 _GROUP_RE = r"((?:Shuffle\.Netty\.(?:Input\.Buffers|Output\.Buffers|Input)\.|buffers\.)?)([A-Za-z]+)"
 # <host>.taskmanager.<tm_id>.<job_name>.<task_name>.<subtask_index>.<group><metric>; tm ids of
 # standalone clusters look like 10.0.0.1:40143-b0f767 (dots), container ids have none.
-_FULL_ID_RE = (r"^(.+?)\.taskmanager\.(\d+\.\d+\.\d+\.\d+:\d+-[0-9a-fA-F]+|[^.]+)\.([^.]+)\.(.+)\.(\d+)\."
-               + _GROUP_RE + "$")
+_FULL_ID_RE = (
+    r"^(.+?)\.taskmanager\.(\d+\.\d+\.\d+\.\d+:\d+-[0-9a-fA-F]+|[^.]+)\.([^.]+)\.(.+)\.(\d+)\."
+    + _GROUP_RE
+    + "$"
+)
 _REST_RE = "^" + _GROUP_RE + "$"
 
 
@@ -368,10 +403,12 @@ def _check_types(df: DataFrame, source: str) -> None:
     numeric = ("int", "bigint", "smallint", "tinyint", "double", "float", "decimal", "long")
     types = dict(df.dtypes)
     ts = _find(df.columns, "ts")
-    if ts is not None and not (types[ts].startswith(numeric) or types[ts].startswith("timestamp")
-                               or types[ts] == "string"):
-        raise MetricsError(f"column '{ts}' has type {types[ts]}, expected epoch milliseconds or a timestamp",
-                           file=source)
+    if ts is not None and not (
+        types[ts].startswith(numeric) or types[ts].startswith("timestamp") or types[ts] == "string"
+    ):
+        raise MetricsError(
+            f"column '{ts}' has type {types[ts]}, expected epoch milliseconds or a timestamp", file=source
+        )
     val = _find(df.columns, "value")
     if val is not None and not (types[val].startswith(numeric) or types[val] == "string"):
         raise MetricsError(f"column '{val}' has type {types[val]}, expected a number", file=source)
@@ -386,9 +423,9 @@ def _ts_ms(col: Column, dtype: str) -> Column:
         return F.unix_millis(col)
     if dtype == "string":
         as_num = col.cast("double")
-        return F.when(as_num.isNotNull(),
-                      F.when(as_num < 1e11, as_num * 1000).otherwise(as_num).cast("bigint")) \
-            .otherwise(F.unix_millis(F.to_timestamp(col)))
+        return F.when(
+            as_num.isNotNull(), F.when(as_num < 1e11, as_num * 1000).otherwise(as_num).cast("bigint")
+        ).otherwise(F.unix_millis(F.to_timestamp(col)))
     if dtype in ("double", "float") or dtype.startswith("decimal"):
         # Prometheus and many exporters write seconds as a float.
         return F.when(col < 1e11, col * 1000).otherwise(col).cast("bigint")
@@ -407,8 +444,9 @@ def to_canonical(df: DataFrame, source: str) -> DataFrame:
     value_col = _find(df.columns, "value")
     ts_col = _find(df.columns, "ts")
     if ts_col is None:
-        raise MetricsError("dump has no timestamp column (expected 'ts' in epoch ms, or 'timestamp')",
-                           file=source)
+        raise MetricsError(
+            "dump has no timestamp column (expected 'ts' in epoch ms, or 'timestamp')", file=source
+        )
     types = dict(df.dtypes)
     if metric_col is None or value_col is None:
         df = _unpivot_wide(df, source, ts_col)
@@ -456,7 +494,9 @@ def normalise_names(df: DataFrame) -> DataFrame:
     alias_expr = None
     for a, canonical in names.ALIASES.items():
         cond = n == F.lit(a)
-        alias_expr = F.when(cond, F.lit(canonical)) if alias_expr is None else alias_expr.when(cond, F.lit(canonical))
+        alias_expr = (
+            F.when(cond, F.lit(canonical)) if alias_expr is None else alias_expr.when(cond, F.lit(canonical))
+        )
     prom = n.startswith(names.PROMETHEUS_TASK_PREFIX) & ~n.startswith(names.PROMETHEUS_OPERATOR_PREFIX)
     prom_rest = F.substring(n, len(names.PROMETHEUS_TASK_PREFIX) + 1, 1 << 16)
     prom_metric = F.regexp_extract(prom_rest, r"([A-Za-z0-9]+)$", 1)
@@ -467,21 +507,36 @@ def normalise_names(df: DataFrame) -> DataFrame:
     full_metric = F.regexp_extract(n, _FULL_ID_RE, 7)
     full_group = F.regexp_extract(n, _FULL_ID_RE, 6)
 
-    metric = (F.when(known, n).when(alias_expr.isNotNull(), alias_expr)  # type: ignore[union-attr]
-              .when(prom, prom_metric).when(full, full_metric).otherwise(rest_metric))
-    group = (F.when(known, F.lit("")).when(alias_expr.isNotNull(), F.lit(""))  # type: ignore[union-attr]
-             .when(prom, prom_group).when(full, full_group).otherwise(rest_group))
+    metric = (
+        F.when(known, n)
+        .when(alias_expr.isNotNull(), alias_expr)  # type: ignore[union-attr]
+        .when(prom, prom_metric)
+        .when(full, full_metric)
+        .otherwise(rest_metric)
+    )
+    group = (
+        F.when(known, F.lit(""))
+        .when(alias_expr.isNotNull(), F.lit(""))  # type: ignore[union-attr]
+        .when(prom, prom_group)
+        .when(full, full_group)
+        .otherwise(rest_group)
+    )
     # A REST id that did not match (operator-scoped 'Parse.numRecordsIn', other groups) gives ''.
     out = df.withColumn("metric", metric).withColumn("rank", _rank_of_group(group))
     out = out.where(F.col("metric").isin(list(names.METRICS)) & F.col("rank").isNotNull())
-    out = (out
-           .withColumn("task_name", F.coalesce(F.col("task_name"),
-                                               F.when(full, F.regexp_extract(n, _FULL_ID_RE, 4))))
-           .withColumn("job_name", F.coalesce(F.col("job_name"),
-                                              F.when(full, F.regexp_extract(n, _FULL_ID_RE, 3))))
-           .withColumn("tm_id", F.coalesce(F.col("tm_id"), F.when(full, F.regexp_extract(n, _FULL_ID_RE, 2))))
-           .withColumn("subtask_index", F.coalesce(
-               F.col("subtask_index"), F.when(full, F.regexp_extract(n, _FULL_ID_RE, 5).cast("int")))))
+    out = (
+        out.withColumn(
+            "task_name", F.coalesce(F.col("task_name"), F.when(full, F.regexp_extract(n, _FULL_ID_RE, 4)))
+        )
+        .withColumn(
+            "job_name", F.coalesce(F.col("job_name"), F.when(full, F.regexp_extract(n, _FULL_ID_RE, 3)))
+        )
+        .withColumn("tm_id", F.coalesce(F.col("tm_id"), F.when(full, F.regexp_extract(n, _FULL_ID_RE, 2))))
+        .withColumn(
+            "subtask_index",
+            F.coalesce(F.col("subtask_index"), F.when(full, F.regexp_extract(n, _FULL_ID_RE, 5).cast("int"))),
+        )
+    )
     return out.drop("_name")
 
 
@@ -490,17 +545,27 @@ def _unpivot_wide(df: DataFrame, source: str, ts_col: str) -> DataFrame:
     name normalises to a metric we read becomes rows."""
     from pyspark.sql import functions as F
 
-    keys = {c for c in df.columns for k in ("job_id", "job_name", "vertex_id", "task_name", "subtask_index",
-                                             "tm_id", "host") if _find([c], k) is not None}
+    keys = {
+        c
+        for c in df.columns
+        for k in ("job_id", "job_name", "vertex_id", "task_name", "subtask_index", "tm_id", "host")
+        if _find([c], k) is not None
+    }
     keys.add(ts_col)
     if _find(df.columns, "task_name") is None and _find(df.columns, "vertex_id") is None:
-        raise MetricsError("cannot tell the dump's shape: expected columns ts, metric, value (long form) or "
-                           "ts, task_name, subtask_index and one column per metric (wide form)", file=source)
+        raise MetricsError(
+            "cannot tell the dump's shape: expected columns ts, metric, value (long form) or "
+            "ts, task_name, subtask_index and one column per metric (wide form)",
+            file=source,
+        )
     candidates = [c for c in df.columns if c not in keys]
     wanted = [c for c in candidates if _wide_name_is_metric(c)]
     if not wanted:
-        raise MetricsError("wide dump has no metric columns flinktune reads (e.g. outPoolUsage, "
-                           "backPressuredTimeMsPerSecond)", file=source)
+        raise MetricsError(
+            "wide dump has no metric columns flinktune reads (e.g. outPoolUsage, "
+            "backPressuredTimeMsPerSecond)",
+            file=source,
+        )
     ids = [c for c in df.columns if c in keys]
     casted = df.select(*ids, *[F.col(f"`{c}`").cast("double").alias(c) for c in wanted])
     return casted.unpivot(ids, wanted, "metric", "value")
@@ -517,8 +582,11 @@ def apply_filters(df: DataFrame, filters: Filters) -> DataFrame:
 
     if filters.job:
         filtered_name = re.sub(r"[^a-zA-Z0-9:_]", "_", filters.job)
-        df = df.where((F.col("job_id") == filters.job) | (F.col("job_name") == filters.job)
-                      | (F.col("job_name") == filtered_name))
+        df = df.where(
+            (F.col("job_id") == filters.job)
+            | (F.col("job_name") == filters.job)
+            | (F.col("job_name") == filtered_name)
+        )
     if filters.since_ms is not None:
         df = df.where(F.col("ts") >= F.lit(filters.since_ms))
     if filters.until_ms is not None:
@@ -540,6 +608,19 @@ def load_canonical(spark: SparkSession, inputs: Sequence[InputSet], filters: Fil
                 raw = raw.where(F.col("ts") >= F.lit(filters.since_ms))
             if filters.until_ms is not None:
                 raw = raw.where(F.col("ts") < F.lit(filters.until_ms))
+        job_cols = [c for c in ("job_id", "job_name") if types.get(c) == "string"]
+        if filters.job and job_cols:
+            # A superset of the final filter that parquet can push down: the job named in any job
+            # column, or no job column set (the job may still come from Prometheus labels).
+            wanted = [filters.job, re.sub(r"[^a-zA-Z0-9:_]", "_", filters.job)]
+            named = None
+            unset = None
+            for c in job_cols:
+                hit = F.col(c).isin(wanted)
+                named = hit if named is None else named | hit
+                null = F.col(c).isNull()
+                unset = null if unset is None else unset & null
+            raw = raw.where(named | unset)  # type: ignore[operator]
         canon = apply_filters(to_canonical(raw, inp.paths[0]), filters)
         out = canon if out is None else out.unionByName(canon)
     assert out is not None

@@ -111,8 +111,10 @@ def parse_plan(data: object, source_file: str = "") -> JobPlan:
                 names[str(v["id"])] = str(v["name"])
     plan = data.get("plan", data)
     if not isinstance(plan, dict) or not isinstance(plan.get("nodes"), list):
-        raise MetricsError("job plan has no 'nodes' list (expected Flink's /jobs/:jobid/plan answer)",
-                           file=source_file or None)
+        raise MetricsError(
+            "job plan has no 'nodes' list (expected Flink's /jobs/:jobid/plan answer)",
+            file=source_file or None,
+        )
     vertices: list[PlanVertex] = []
     edges: list[Edge] = []
     for node in plan["nodes"]:
@@ -123,15 +125,18 @@ def parse_plan(data: object, source_file: str = "") -> JobPlan:
         try:
             parallelism = int(node.get("parallelism", 0))
         except (TypeError, ValueError, OverflowError):  # OverflowError: Infinity / 1e999
-            raise MetricsError(f"job plan node {vid} has a non-integer parallelism",
-                               file=source_file or None) from None
+            raise MetricsError(
+                f"job plan node {vid} has a non-integer parallelism", file=source_file or None
+            ) from None
         vertices.append(PlanVertex(vid, name, parallelism))
         for inp in node.get("inputs", []) or []:
             if isinstance(inp, dict) and "id" in inp:
-                edges.append(Edge(str(inp["id"]), vid, str(inp.get("ship_strategy", "")),
-                                  str(inp.get("exchange", ""))))
-    return JobPlan(str(plan.get("jid", "")), str(plan.get("name", "")), tuple(vertices), tuple(edges),
-                   source_file)
+                edges.append(
+                    Edge(str(inp["id"]), vid, str(inp.get("ship_strategy", "")), str(inp.get("exchange", "")))
+                )
+    return JobPlan(
+        str(plan.get("jid", "")), str(plan.get("name", "")), tuple(vertices), tuple(edges), source_file
+    )
 
 
 def load_plan(path: str | Path) -> JobPlan:
@@ -143,7 +148,9 @@ def load_plan(path: str | Path) -> JobPlan:
     try:
         data = json.loads(text)
     except json.JSONDecodeError as error:
-        raise MetricsError(f"job plan is not valid JSON: {error.msg}", file=str(p), line=error.lineno) from None
+        raise MetricsError(
+            f"job plan is not valid JSON: {error.msg}", file=str(p), line=error.lineno
+        ) from None
     except (ValueError, RecursionError) as error:  # over-long integers, absurd nesting
         problem = "nests too deeply" if isinstance(error, RecursionError) else str(error).split(";")[0]
         raise MetricsError(f"job plan is not valid JSON: {problem}", file=str(p)) from None

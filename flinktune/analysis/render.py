@@ -37,53 +37,99 @@ def _num(x: float | None, digits: int = 3) -> str:
 def finding_to_dict(finding: Finding) -> dict[str, Any]:
     fix = finding.fix
     return {
-        "code": finding.code, "name": finding.name, "severity": finding.severity.value,
-        "message": finding.message, "file": finding.location.file, "vertex": finding.location.key,
+        "code": finding.code,
+        "name": finding.name,
+        "severity": finding.severity.value,
+        "message": finding.message,
+        "file": finding.location.file,
+        "vertex": finding.location.key,
         "why": finding.why,
-        "fix": None if fix is None else {"action": fix.action, "key": fix.key, "value": fix.value,
-                                         "new_key": fix.new_key},
-        "references": list(finding.references), "evidence": dict(finding.evidence),
+        "fix": None
+        if fix is None
+        else {"action": fix.action, "key": fix.key, "value": fix.value, "new_key": fix.new_key},
+        "references": list(finding.references),
+        "evidence": dict(finding.evidence),
         "confidence": finding.confidence,
     }
 
 
 def job_to_dict(job: JobDiagnosis) -> dict[str, Any]:
     return {
-        "job_id": job.job_id, "job_name": job.job_name, "has_plan": job.has_plan,
+        "job_id": job.job_id,
+        "job_name": job.job_name,
+        "has_plan": job.has_plan,
         "single_sample": job.single_sample,
         "window_ms": list(job.window_ms) if job.window_ms else None,
         "notes": list(job.notes),
-        "origins": [{
-            "vertex": o.name, "vertex_id": o.vertex_key, "cause": o.cause, "channels": o.channels,
-            "confidence": o.confidence, "hot_subtask": o.hot_subtask,
-            "upstream_backpressured": list(o.upstream_backpressured),
-            "upstream_not_backpressured": list(o.upstream_not_backpressured),
-            "evidence": list(o.evidence)} for o in job.origins],
-        "vertices": [{
-            "name": v.name, "vertex_id": v.vertex_key, "parallelism": v.parallelism, "level": v.level,
-            "backpressured": v.backpressured, "temporary_backpressure": v.temporary_bp,
-            "backpressured_ratio_max": v.bp_ratio_max, "backpressured_share_of_samples": v.bp_share_above_ok,
-            "busy_max": v.busy_max, "busy_mean": v.busy_mean, "busy_subtasks": list(v.busy_subtasks),
-            "idle_mean": v.idle_mean, "out_pool_usage": v.out_pool_mean, "in_pool_usage": v.in_pool_mean,
-            "floating_buffers_usage": v.floating_mean, "exclusive_buffers_usage": v.exclusive_mean,
-            "records_in_per_s": v.records_in_per_s, "records_out_per_s": v.records_out_per_s,
-            "records_in_skew": v.records_in_skew, "busy_skew": v.busy_skew,
-            "avg_record_bytes": v.avg_record_bytes, "remote_buffer_bytes": v.remote_buffer_bytes,
-            "strip_backpressure": job.strips.get(v.vertex_key, ("", ""))[0],
-            "strip_busy": job.strips.get(v.vertex_key, ("", ""))[1],
-            "subtasks": [{
-                "index": s.subtask_index, "tm_id": s.tm_id, "level": s.level, "backpressured_ratio": s.bp_ratio,
-                "busy": s.busy_ratio, "idle": s.idle_ratio, "out_pool_usage": s.out_pool,
-                "in_pool_usage": s.in_pool, "records_in_per_s": s.records_in_per_s, "samples": s.samples,
-            } for s in v.subtasks],
-        } for v in job.vertices],
+        "origins": [
+            {
+                "vertex": o.name,
+                "vertex_id": o.vertex_key,
+                "cause": o.cause,
+                "channels": o.channels,
+                "confidence": o.confidence,
+                "hot_subtask": o.hot_subtask,
+                "upstream_backpressured": list(o.upstream_backpressured),
+                "upstream_not_backpressured": list(o.upstream_not_backpressured),
+                "evidence": list(o.evidence),
+            }
+            for o in job.origins
+        ],
+        "vertices": [
+            {
+                "name": v.name,
+                "vertex_id": v.vertex_key,
+                "parallelism": v.parallelism,
+                "level": v.level,
+                "backpressured": v.backpressured,
+                "temporary_backpressure": v.temporary_bp,
+                "backpressured_ratio_max": v.bp_ratio_max,
+                "backpressured_share_of_samples": v.bp_share_above_ok,
+                "busy_max": v.busy_max,
+                "busy_mean": v.busy_mean,
+                "busy_subtasks": list(v.busy_subtasks),
+                "idle_mean": v.idle_mean,
+                "out_pool_usage": v.out_pool_mean,
+                "in_pool_usage": v.in_pool_mean,
+                "floating_buffers_usage": v.floating_mean,
+                "exclusive_buffers_usage": v.exclusive_mean,
+                "records_in_per_s": v.records_in_per_s,
+                "records_out_per_s": v.records_out_per_s,
+                "records_in_skew": v.records_in_skew,
+                "busy_skew": v.busy_skew,
+                "avg_record_bytes": v.avg_record_bytes,
+                "remote_buffer_bytes": v.remote_buffer_bytes,
+                "strip_backpressure": job.strips.get(v.vertex_key, ("", ""))[0],
+                "strip_busy": job.strips.get(v.vertex_key, ("", ""))[1],
+                "subtasks": [
+                    {
+                        "index": s.subtask_index,
+                        "tm_id": s.tm_id,
+                        "level": s.level,
+                        "backpressured_ratio": s.bp_ratio,
+                        "busy": s.busy_ratio,
+                        "idle": s.idle_ratio,
+                        "out_pool_usage": s.out_pool,
+                        "in_pool_usage": s.in_pool,
+                        "records_in_per_s": s.records_in_per_s,
+                        "samples": s.samples,
+                    }
+                    for s in v.subtasks
+                ],
+            }
+            for v in job.vertices
+        ],
     }
 
 
 def render_json(result: AnalysisResult, tool_version: str = "") -> str:
     doc = {
-        "tool": "flinktune", "version": tool_version, "schema_version": JSON_SCHEMA_VERSION,
-        "inputs": list(result.inputs), "plan": result.plan_file, "samples": result.samples,
+        "tool": "flinktune",
+        "version": tool_version,
+        "schema_version": JSON_SCHEMA_VERSION,
+        "inputs": list(result.inputs),
+        "plan": result.plan_file,
+        "samples": result.samples,
         "jobs": [job_to_dict(j) for j in result.jobs],
         "findings": [finding_to_dict(f) for f in result.findings],
     }
@@ -97,8 +143,10 @@ def _headline(job: JobDiagnosis) -> list[str]:
         return ["No sustained back pressure: nothing holds this job back."]
     lines = []
     for o in job.origins:
-        lines.append(f"Origin: {o.name} | cause: {CAUSE_TEXT.get(o.cause, o.cause)} | channels: {o.channels} "
-                     f"| confidence {o.confidence:.0%}")
+        lines.append(
+            f"Origin: {o.name} | cause: {CAUSE_TEXT.get(o.cause, o.cause)} | channels: {o.channels} "
+            f"| confidence {o.confidence:.0%}"
+        )
         lines.extend(f"  - {e}" for e in o.evidence)
     return lines
 
@@ -121,27 +169,51 @@ def render_text(result: AnalysisResult, color: bool = False, width: int = 140) -
     console = Console(file=buf, force_terminal=color, no_color=not color, width=width, highlight=False)
     for job in result.jobs:
         title = job.job_name or job.job_id or job.job_key
-        console.print(f"[bold]Job {title}[/bold]" + (f" ({job.job_id})" if job.job_id and job.job_name else ""))
+        console.print(
+            f"[bold]Job {title}[/bold]" + (f" ({job.job_id})" if job.job_id and job.job_name else "")
+        )
         for line in _headline(job):
             console.print(line, markup=False)
         table = Table(show_lines=False, pad_edge=False)
-        for col, just in (("vertex", "left"), ("p", "right"), ("status", "left"), ("back-pressured", "right"),
-                          ("busy max", "right"), ("busy mean", "right"), ("out pool", "right"),
-                          ("in pool", "right"), ("skew", "right"), ("back pressure / busy over time", "left")):
+        for col, just in (
+            ("vertex", "left"),
+            ("p", "right"),
+            ("status", "left"),
+            ("back-pressured", "right"),
+            ("busy max", "right"),
+            ("busy mean", "right"),
+            ("out pool", "right"),
+            ("in pool", "right"),
+            ("skew", "right"),
+            ("back pressure / busy over time", "left"),
+        ):
             table.add_column(col, justify=just, no_wrap=col.startswith("back pressure /"))  # type: ignore[arg-type]
         origins = {o.vertex_key for o in job.origins}
         for v in job.vertices:
-            status = v.level + (" origin" if v.vertex_key in origins else "") + \
-                (" (temporary)" if v.temporary_bp else "")
+            status = (
+                v.level
+                + (" origin" if v.vertex_key in origins else "")
+                + (" (temporary)" if v.temporary_bp else "")
+            )
             bp_strip, busy_strip = job.strips.get(v.vertex_key, ("", ""))
-            table.add_row(v.name, str(v.parallelism), status, _pct(v.bp_ratio_max), _pct(v.busy_max),
-                          _pct(v.busy_mean), _pct(v.out_pool_mean),
-                          _pct(v.in_pool_mean) if v.has_remote_input else "-",
-                          _num(v.records_in_skew, 2), f"{bp_strip}\n{busy_strip}")
+            table.add_row(
+                v.name,
+                str(v.parallelism),
+                status,
+                _pct(v.bp_ratio_max),
+                _pct(v.busy_max),
+                _pct(v.busy_mean),
+                _pct(v.out_pool_mean),
+                _pct(v.in_pool_mean) if v.has_remote_input else "-",
+                _num(v.records_in_skew, 2),
+                f"{bp_strip}\n{busy_strip}",
+            )
         console.print(table)
         for note in job.notes:
             console.print(f"note: {note}", markup=False)
-        console.print("strip: · OK  ▒ LOW  █ HIGH (top: back-pressured time, bottom: busy time)", markup=False)
+        console.print(
+            "strip: · OK  ▒ LOW  █ HIGH (top: back-pressured time, bottom: busy time)", markup=False
+        )
     if result.findings:
         console.print("")
         console.print("[bold]Findings[/bold]")
@@ -163,18 +235,22 @@ def render_markdown(result: AnalysisResult) -> str:
         out.append("")
         out.extend(_headline(job))
         out.append("")
-        out.append("| vertex | p | status | back-pressured | busy max | busy mean | out pool | in pool | skew | "
-                   "back pressure over time | busy over time |")
+        out.append(
+            "| vertex | p | status | back-pressured | busy max | busy mean | out pool | in pool | skew | "
+            "back pressure over time | busy over time |"
+        )
         out.append("|---|---:|---|---:|---:|---:|---:|---:|---:|---|---|")
         origins = {o.vertex_key for o in job.origins}
         for v in job.vertices:
             bp_strip, busy_strip = job.strips.get(v.vertex_key, ("", ""))
             status = v.level + (" **origin**" if v.vertex_key in origins else "")
             name = v.name.replace("|", "\\|")
-            out.append(f"| {name} | {v.parallelism} | {status} | {_pct(v.bp_ratio_max)} | {_pct(v.busy_max)} | "
-                       f"{_pct(v.busy_mean)} | {_pct(v.out_pool_mean)} | "
-                       f"{_pct(v.in_pool_mean) if v.has_remote_input else '-'} | {_num(v.records_in_skew, 2)} | "
-                       f"`{bp_strip}` | `{busy_strip}` |")
+            out.append(
+                f"| {name} | {v.parallelism} | {status} | {_pct(v.bp_ratio_max)} | {_pct(v.busy_max)} | "
+                f"{_pct(v.busy_mean)} | {_pct(v.out_pool_mean)} | "
+                f"{_pct(v.in_pool_mean) if v.has_remote_input else '-'} | {_num(v.records_in_skew, 2)} | "
+                f"`{bp_strip}` | `{busy_strip}` |"
+            )
         out.append("")
         out.extend(f"- note: {n}" for n in job.notes)
         out.append("")

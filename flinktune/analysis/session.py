@@ -45,12 +45,14 @@ def java_available() -> bool:
     return shutil.which("java") is not None
 
 
-def build_session(master: str = DEFAULT_MASTER, conf: Mapping[str, str] | None = None,
-                  app_name: str = "flinktune-analyze") -> SparkSession:
+def build_session(
+    master: str = DEFAULT_MASTER, conf: Mapping[str, str] | None = None, app_name: str = "flinktune-analyze"
+) -> SparkSession:
     """A Spark session with the tuned defaults; ``conf`` overrides any of them."""
     if not java_available():
-        raise MetricsError("Java not found: Spark needs a Java runtime (17 or newer); install one or set "
-                           "JAVA_HOME")
+        raise MetricsError(
+            "Java not found: Spark needs a Java runtime (17 or newer); install one or set JAVA_HOME"
+        )
     # Python workers (if Spark ever starts any) must run this interpreter, not whatever
     # `python3` is on PATH.
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
@@ -68,8 +70,10 @@ def build_session(master: str = DEFAULT_MASTER, conf: Mapping[str, str] | None =
             spark = builder.getOrCreate()
     except Exception as error:  # py4j/JVM start-up failures carry multi-line Java text
         first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
-        raise MetricsError(f"cannot start Spark (master {master}): {first} "
-                           "(set FLINKTUNE_SPARK_VERBOSE=1 to see Spark's own log)") from None
+        raise MetricsError(
+            f"cannot start Spark (master {master}): {first} "
+            "(set FLINKTUNE_SPARK_VERBOSE=1 to see Spark's own log)"
+        ) from None
     spark.sparkContext.setLogLevel(settings.get("spark.log.level", "OFF"))
     return spark
 

@@ -31,8 +31,9 @@ def _parse_time_ms(text: str | None, flag: str) -> int | None:
     try:
         stamp = dt.datetime.fromisoformat(t.replace("Z", "+00:00"))
     except ValueError:
-        raise UsageError(f"{flag} {text}: expected epoch milliseconds or an ISO time like 2026-01-31T12:00:00Z") \
-            from None
+        raise UsageError(
+            f"{flag} {text}: expected epoch milliseconds or an ISO time like 2026-01-31T12:00:00Z"
+        ) from None
     if stamp.tzinfo is None:
         stamp = stamp.replace(tzinfo=dt.UTC)
     return int(stamp.timestamp() * 1000)
@@ -68,44 +69,94 @@ def _write_atomic(path: Path, text: str) -> None:
 
 
 def analyze(
-    dumps: Annotated[list[str], typer.Argument(
-        metavar="DUMP...", show_default=False,
-        help="Metrics dump: parquet, CSV or JSON-lines file, folder or glob; or a Prometheus text scrape.")],
-    plan: Annotated[Path | None, typer.Option(
-        "--plan", metavar="FILE", help="Job plan JSON (REST /jobs/:jobid/plan); default: plan.json beside the dump.")] = None,
+    dumps: Annotated[
+        list[str],
+        typer.Argument(
+            metavar="DUMP...",
+            show_default=False,
+            help="Metrics dump: parquet, CSV or JSON-lines file, folder or glob; or a Prometheus scrape.",
+        ),
+    ],
+    plan: Annotated[
+        Path | None,
+        typer.Option(
+            "--plan",
+            metavar="FILE",
+            help="Job plan JSON (REST /jobs/:jobid/plan); default: plan.json beside the dump.",
+        ),
+    ] = None,
     job: Annotated[str | None, typer.Option("--job", help="Only this job (id or name).")] = None,
-    since: Annotated[str | None, typer.Option(
-        "--since", metavar="TIME", help="Only samples at or after TIME (epoch ms or ISO 8601).")] = None,
-    until: Annotated[str | None, typer.Option(
-        "--until", metavar="TIME", help="Only samples before TIME (epoch ms or ISO 8601).")] = None,
-    warmup: Annotated[str, typer.Option(
-        "--warmup", help="Warm-up to skip per job: a share of the window (10%) or a duration (30s).")] = "10%",
-    master: Annotated[str, typer.Option(
-        "--master", help="Spark master: local[*] (embedded), spark://host:port, yarn, k8s://...")] = "local[*]",
-    conf: Annotated[list[str] | None, typer.Option(
-        "--conf", metavar="KEY=VALUE", help="Extra Spark setting (repeatable); overrides the tuned defaults.")] = None,
-    segment_size: Annotated[str, typer.Option(
-        "--segment-size", help="taskmanager.memory.segment-size of the job (for buffer fill).")] = "32kb",
-    bandwidth: Annotated[str | None, typer.Option(
-        "--bandwidth", help="Network bandwidth between TaskManagers, e.g. 10Gbit/s (tells a saturated "
-                            "link from too few credits).")] = None,
-    rtt: Annotated[str | None, typer.Option("--rtt", help="Round-trip time between TaskManagers, e.g. 2ms.")] = None,
-    flink_version: Annotated[str, typer.Option(
-        "--flink-version", metavar="X.Y", help="Flink version the advice targets.")] = "1.20",
-    rules: Annotated[list[Path] | None, typer.Option(
-        "--rules", metavar="DIR", help="Extra rule folder (repeatable).")] = None,
+    since: Annotated[
+        str | None,
+        typer.Option("--since", metavar="TIME", help="Only samples at or after TIME (epoch ms or ISO 8601)."),
+    ] = None,
+    until: Annotated[
+        str | None,
+        typer.Option("--until", metavar="TIME", help="Only samples before TIME (epoch ms or ISO 8601)."),
+    ] = None,
+    warmup: Annotated[
+        str,
+        typer.Option(
+            "--warmup", help="Warm-up to skip per job: a share of the window (10%) or a duration (30s)."
+        ),
+    ] = "10%",
+    master: Annotated[
+        str,
+        typer.Option(
+            "--master", help="Spark master: local[*] (embedded), spark://host:port, yarn, k8s://..."
+        ),
+    ] = "local[*]",
+    conf: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--conf",
+            metavar="KEY=VALUE",
+            help="Extra Spark setting (repeatable); overrides the tuned defaults.",
+        ),
+    ] = None,
+    segment_size: Annotated[
+        str,
+        typer.Option("--segment-size", help="taskmanager.memory.segment-size of the job (for buffer fill)."),
+    ] = "32kb",
+    bandwidth: Annotated[
+        str | None,
+        typer.Option(
+            "--bandwidth",
+            help="Network bandwidth between TaskManagers, e.g. 10Gbit/s (tells a saturated "
+            "link from too few credits).",
+        ),
+    ] = None,
+    rtt: Annotated[
+        str | None, typer.Option("--rtt", help="Round-trip time between TaskManagers, e.g. 2ms.")
+    ] = None,
+    flink_version: Annotated[
+        str, typer.Option("--flink-version", metavar="X.Y", help="Flink version the advice targets.")
+    ] = "1.20",
+    rules: Annotated[
+        list[Path] | None, typer.Option("--rules", metavar="DIR", help="Extra rule folder (repeatable).")
+    ] = None,
     output_format: Annotated[str, typer.Option("--format", "-f", help="text, json or markdown.")] = "text",
-    out: Annotated[Path | None, typer.Option("--out", "-o", metavar="FILE", help="Write the report to FILE.")] = None,
-    fail_on: Annotated[str, typer.Option(
-        "--fail-on", metavar="error|warning|info", help="Exit 1 when a finding is at or above this severity.")] =
-        "warning",
-    no_progress: Annotated[bool, typer.Option("--no-progress", help="No progress display on stderr.")] = False,
+    out: Annotated[
+        Path | None, typer.Option("--out", "-o", metavar="FILE", help="Write the report to FILE.")
+    ] = None,
+    fail_on: Annotated[
+        str,
+        typer.Option(
+            "--fail-on",
+            metavar="error|warning|info",
+            help="Exit 1 when a finding is at or above this severity.",
+        ),
+    ] = "warning",
+    no_progress: Annotated[
+        bool, typer.Option("--no-progress", help="No progress display on stderr.")
+    ] = False,
 ) -> None:
     """Find where back pressure starts in a Flink job and why, from exported metrics (runs on Spark)."""
 
     def run() -> int:
         from flinktune import __version__
-        from flinktune.analysis import AnalysisOptions, Environment, analyze as run_analyze
+        from flinktune.analysis import AnalysisOptions, Environment
+        from flinktune.analysis import analyze as run_analyze
         from flinktune.analysis.render import render_json, render_markdown, render_text
         from flinktune.errors import UsageError
         from flinktune.findings import Severity
@@ -125,9 +176,14 @@ def analyze(
             rtt_s=parse_duration(rtt).seconds if rtt else None,
         )
         options = AnalysisOptions(
-            inputs=tuple(dumps), plan_path=str(plan) if plan else None, job=job,
-            since_ms=_parse_time_ms(since, "--since"), until_ms=_parse_time_ms(until, "--until"),
-            warmup=warmup, env=env, version=parse_version(flink_version),
+            inputs=tuple(dumps),
+            plan_path=str(plan) if plan else None,
+            job=job,
+            since_ms=_parse_time_ms(since, "--since"),
+            until_ms=_parse_time_ms(until, "--until"),
+            warmup=warmup,
+            env=env,
+            version=parse_version(flink_version),
             rule_dirs=tuple(str(r) for r in rules or ()),
         )
         spark_conf = _parse_conf(conf)
@@ -138,8 +194,12 @@ def analyze(
 
             console = Console(stderr=True)
             with console.status("flinktune analyze") as status:
-                result = run_analyze(options, master=master, conf=spark_conf,
-                                     progress=lambda msg: status.update(f"flinktune analyze: {msg}"))
+                result = run_analyze(
+                    options,
+                    master=master,
+                    conf=spark_conf,
+                    progress=lambda msg: status.update(f"flinktune analyze: {msg}"),
+                )
         if fmt == "json":
             text = render_json(result, __version__)
         elif fmt == "markdown":

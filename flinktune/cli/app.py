@@ -9,6 +9,7 @@ unknown command). ``from flinktune.cli.app import app`` still gives the full app
 
 from __future__ import annotations
 
+import gc
 import importlib
 import sys
 from typing import TYPE_CHECKING, Any
@@ -87,6 +88,10 @@ def __getattr__(name: str) -> Any:
 def main() -> None:
     argv = sys.argv[1:]
     if argv and argv[0] == "lint":
+        # A lint is a short process whose many small objects (classes, rules, the catalog) live to
+        # its end: collecting young objects every 50,000 allocations instead of every 700 saves
+        # a few per cent of its run time and still bounds memory on large folders.
+        gc.set_threshold(50_000, 10, 10)
         from flinktune.cli.lint_run import main_fast
 
         code = main_fast(argv[1:])

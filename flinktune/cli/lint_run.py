@@ -14,9 +14,8 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from flinktune.cli.common import EXIT_BAD_INPUT, EXIT_OK, stdout_is_terminal
 from flinktune.errors import FlinktuneError
@@ -25,9 +24,11 @@ if TYPE_CHECKING:
     from flinktune.lint import LintResult
 
 
-@dataclass(frozen=True)
-class LintArgs:
-    """The parsed ``flinktune lint`` command line (see lint_cmd.py for what each option means)."""
+class LintArgs(NamedTuple):
+    """The parsed ``flinktune lint`` command line (see lint_cmd.py for what each option means).
+
+    A NamedTuple rather than a frozen dataclass: as immutable and comparable, and about a
+    millisecond cheaper to define, which a command run once per CI job notices."""
 
     files: tuple[str, ...]
     flink_version: str | None = None

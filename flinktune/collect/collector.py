@@ -284,7 +284,10 @@ def collect(
                         stop_reason, detail = "job-ended", f"job {job_id} became {current.state}"
                         break
                     # Placement changes only on (re)deployment; refresh it now and then, not every poll.
-                    changed = [v.vertex_id for v in current.vertices] != [v.vertex_id for v in job.vertices]
+                    # (The adaptive scheduler may rescale a vertex: parallelism counts as a change too.)
+                    changed = [(v.vertex_id, v.parallelism) for v in current.vertices] != [
+                        (v.vertex_id, v.parallelism) for v in job.vertices
+                    ]
                     if changed or polls % 5 == 0 or any(not v.subtasks for v in job.vertices):
                         job = poller.placements(current)
                     rows, answered, failed = poller.poll(job, ts_ms)

@@ -94,11 +94,17 @@ class KeyStatus:
 
 @dataclass(frozen=True)
 class _Family:
+    """Keys Flink accepts by pattern; the regex is compiled on first use (only unknown keys need it)."""
+
     pattern: str
     reason: str
-    regex: re.Pattern[str]
+
+    @property
+    def regex(self) -> re.Pattern[str]:
+        return _pattern_regex(self.pattern)
 
 
+@functools.cache
 def _pattern_regex(pattern: str) -> re.Pattern[str]:
     parts: list[str] = []
     for piece in re.split(r"(<[^<>.]+>|\*)", pattern):
@@ -335,10 +341,9 @@ class Catalog:
                     continue
                 if spec.type == "Map":
                     found.append(_Family(key + ".*", f"entry of the Map option {key} (Flink reads "
-                                         f"'{key}.<k>: <v>' into the map)", _pattern_regex(key + ".*")))
+                                         f"'{key}.<k>: <v>' into the map)"))
                 elif open_ended:
-                    found.append(_Family(key, f"open-ended parameter declared by {spec.declared_in}",
-                                         _pattern_regex(key)))
+                    found.append(_Family(key, f"open-ended parameter declared by {spec.declared_in}"))
             cached = tuple(found)
             self._cache[cache_key] = cached
         return cached
@@ -356,8 +361,6 @@ class Catalog:
         return list(cached)
 
     def _suggest(self, wanted: str, version: FlinkVersion, limit: int) -> list[str]:
-        import difflib  # only needed when a key is unknown; keeps the lint start-up lean
-
         by_segment = self._segment_index(version)
         # Candidates sharing at least one key segment: a typo rarely hits every segment, and
         # the pool stays small enough for difflib to be quick. Compared in lower case (keys such
@@ -376,11 +379,11 @@ class Catalog:
         closest.sort(key=lambda k: (-shared[k], k))
         closest = closest[:_SUGGEST_POOL]
         pool: dict[str, str] = {key.lower(): key for key in closest}
-        ranked = difflib.get_close_matches(wanted, sorted(pool), n=limit, cutoff=0.6)
+        ranked = _close_matches(wanted, sorted(pool), limit, 0.6)
         if not ranked:
             everything = {k.lower(): k for k in self._suggestable(version) if k.lower() != wanted}
             pool.update(everything)
-            ranked = difflib.get_close_matches(wanted, sorted(everything), n=limit, cutoff=0.75)
+            ranked = _close_matches(wanted, sorted(everything), limit, 0.75)
         found = [pool[k] for k in ranked]
         if not found:
             # A wrong or extra segment (`taskmanager.memory.network.size`): share most segments.
@@ -415,11 +418,106 @@ class Catalog:
         return [c for _, c in sorted(scored)[:limit]]
 
 
+def _close_matches(word: str, possibilities: list[str], n: int, cutoff: float) -> list[str]:
+    """Exactly ``difflib.get_close_matches(word, possibilities, n, cutoff)``, only faster.
+
+    difflib computes the costly ``ratio()`` of every candidate that passes its cheap bounds. Here
+    candidates are taken in falling order of ``(quick_ratio, key)``, an upper bound of
+    ``(ratio, key)``; once that bound is below the n-th best ``(ratio, key)`` found so far, no later
+    candidate can enter the top n, so the rest is skipped. Same scores, same tie-breaking.
+    """
+    import difflib  # only needed when a key is unknown; keeps the lint start-up lean
+    import heapq
+
+    matcher = difflib.SequenceMatcher()
+    matcher.set_seq2(word)
+    bounded: list[tuple[float, str]] = []
+    for candidate in possibilities:
+        matcher.set_seq1(candidate)
+        if matcher.real_quick_ratio() >= cutoff:
+            bound = matcher.quick_ratio()
+            if bound >= cutoff:
+                bounded.append((bound, candidate))
+    bounded.sort(reverse=True)
+    best: list[tuple[float, str]] = []          # a min-heap of the n best (ratio, key) so far
+    for bound, candidate in bounded:
+        if len(best) >= n and (bound, candidate) < best[0]:
+            break
+        matcher.set_seq1(candidate)
+        score = matcher.ratio()
+        if score >= cutoff:
+            if len(best) < n:
+                heapq.heappush(best, (score, candidate))
+            elif (score, candidate) > best[0]:
+                heapq.heapreplace(best, (score, candidate))
+    return [candidate for _, candidate in heapq.nlargest(n, best)]
+
+
 def _java_class(stored: str | None) -> str | None:
     # The generator drops the common "org.apache.flink." prefix to keep the file small.
     if stored is None or stored.startswith(("org.", "com.", "io.")):
         return stored
     return "org.apache.flink." + stored
+
+
+class _LazyEntries(dict):  # type: ignore[type-arg]
+    """key -> catalog entry, each entry's JSON decoded on first use.
+
+    A lint looks at a few dozen of the ~1,300 options, so decoding all of them at start-up (the
+    whole file with json.loads) is most of the catalog's cost. Values start as the entry's JSON
+    line (maybe with the comma that separates it from the next); entries themselves are never
+    strings, so a string means "not decoded yet".
+    """
+
+    __slots__ = ()
+
+    def __getitem__(self, key: str) -> Any:
+        value = dict.__getitem__(self, key)
+        if type(value) is str:
+            try:
+                value = json.loads(value[:-1] if value.endswith(",") else value)
+            except ValueError as error:
+                raise CatalogError(f"option catalog entry '{key}' is malformed: {error}") from None
+            dict.__setitem__(self, key, value)
+        return value
+
+    def get(self, key: str, default: Any = None) -> Any:  # type: ignore[override]
+        return self[key] if dict.__contains__(self, key) else default
+
+    def items(self) -> list[tuple[str, Any]]:  # type: ignore[override]
+        return [(key, self[key]) for key in dict.keys(self)]
+
+    def values(self) -> list[Any]:  # type: ignore[override]
+        return [self[key] for key in dict.keys(self)]
+
+
+_SECTIONS = ("options", "aliases")
+# One entry line of a section: "key": <JSON value>, with the key free of quotes and escapes.
+_ENTRY_LINE = re.compile(r'^"([^"\\\n]*)": (.*)$', re.MULTILINE)
+
+
+def _split_catalog(text: str) -> dict[str, Any] | None:
+    """The catalog with its ``options`` and ``aliases`` as _LazyEntries, relying on the layout
+    tools/catalog/generate.py writes (one entry per line); None when the text is laid out otherwise."""
+    sections: dict[str, _LazyEntries] = {}
+    skeleton = text
+    for name in _SECTIONS:
+        opener = f'\n"{name}": {{\n'
+        begin = skeleton.find(opener)
+        close = skeleton.find("\n}", begin + len(opener) - 1) if begin >= 0 else -1
+        if close < 0:
+            return None
+        body = skeleton[begin + len(opener):close]
+        entries = _LazyEntries(_ENTRY_LINE.findall(body))
+        if len(entries) != body.count("\n") + 1:
+            return None                     # a line that is not one entry: take the slow path
+        sections[name] = entries
+        skeleton = f'{skeleton[:begin]}\n"{name}": {{{skeleton[close + 1:]}'
+    data = json.loads(skeleton)
+    if not isinstance(data, dict):
+        return None
+    data.update(sections)
+    return data
 
 
 def _read_json(name: str) -> Any:
@@ -433,7 +531,8 @@ def _read_json(name: str) -> Any:
             from importlib import resources
 
             text = resources.files("flinktune").joinpath("data", name).read_text(encoding="utf-8")
-        return json.loads(text)
+        data = _split_catalog(text) if name == OPTIONS_FILE else None
+        return data if data is not None else json.loads(text)
     except (OSError, ValueError) as error:
         raise CatalogError(f"option catalog data '{name}' cannot be read: {error}") from error
 
@@ -447,7 +546,7 @@ def load_catalog() -> Catalog:
         versions = tuple(parse_version(v) for v in data["versions"])
         releases = MappingProxyType({parse_version(v): str(r) for v, r in data["releases"].items()})
         families = tuple(
-            _Family(f["pattern"], f["reason"], _pattern_regex(f["pattern"]))
+            _Family(f["pattern"], f["reason"])
             for f in families_data["families"]
         )
         return Catalog(versions=versions, releases=releases, source=str(data.get("source", "")),

@@ -50,6 +50,8 @@ class FlatLine:
 
 @dataclass(frozen=True)
 class FlatProblem:
+    """Why a flink-conf.yaml line is not a usable ``key: value`` (Flink skips such lines)."""
+
     kind: str          # "malformed-line" | "empty-value"
     opens_block: bool  # the line looks like a YAML block opener ("taskmanager:")
     indent: int

@@ -56,6 +56,8 @@ class FileVersion:
 
 @dataclass(frozen=True)
 class LintOptions:
+    """How to lint: target version, selection, rule folders, baseline, fixing."""
+
     flink_version: FlinkVersion | None = None        # --flink-version (wins over everything)
     project_flink_version: FlinkVersion | None = None  # from the project config
     select: tuple[str, ...] = ()
@@ -72,6 +74,8 @@ class LintOptions:
 
 @dataclass(frozen=True)
 class LintResult:
+    """Everything a reporter needs about one lint run."""
+
     findings: tuple[Finding, ...]                     # what is reported, sorted
     problems: tuple[InputProblem, ...] = ()           # inputs that could not be linted
     files: tuple[str, ...] = ()                       # every file read successfully

@@ -35,6 +35,8 @@ _FLINK_KEYS = re.compile(rb"^\s*(jobmanager|taskmanager)[.:]", re.MULTILINE)
 
 @dataclass(frozen=True)
 class Expanded:
+    """The files FILE... arguments stand for, and the arguments that stood for none."""
+
     files: tuple[str, ...]
     problems: tuple[InputProblem, ...]
 

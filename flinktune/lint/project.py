@@ -21,6 +21,8 @@ _CODE_PREFIX = re.compile(r"^[A-Za-z][A-Za-z0-9]*$")
 
 @dataclass(frozen=True)
 class ProjectConfig:
+    """Settings from .flinktune.yaml or [tool.flinktune]; empty when there is none."""
+
     path: Path | None = None
     select: tuple[str, ...] = ()
     ignore: tuple[str, ...] = ()

@@ -23,6 +23,8 @@ from flinktune.lint.versioning import detect_version
 
 @dataclass
 class _FileOutcome:
+    """What linting one file produced, before the run's results are merged."""
+
     path: str
     problems: list[InputProblem] = field(default_factory=list)
     documents: list[tuple[ConfigDocument, list[Finding]]] = field(default_factory=list)

@@ -30,6 +30,8 @@ _DIRECTIVE = re.compile(
 
 @dataclass(frozen=True)
 class Suppression:
+    """One ``# flinktune: disable=...`` comment."""
+
     line: int
     codes: tuple[str, ...]
     file_wide: bool
@@ -38,6 +40,8 @@ class Suppression:
 
 @dataclass(frozen=True)
 class Directives:
+    """The flinktune comments of one file: suppressions and a pinned Flink version."""
+
     suppressions: tuple[Suppression, ...] = ()
     flink_version: str | None = None
     flink_version_line: int | None = None
@@ -72,6 +76,8 @@ def _matches(code: str, pattern: str) -> bool:
 
 @dataclass(frozen=True)
 class SuppressionOutcome:
+    """Findings split by the file's suppressions, plus the unused-suppression findings."""
+
     kept: tuple[Finding, ...]
     suppressed: tuple[Finding, ...]
     unused: tuple[Finding, ...]          # FTL001 findings

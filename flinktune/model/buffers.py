@@ -305,6 +305,8 @@ def result_partition_buffers(settings: BufferSettings, subpartitions: int,
 
 @dataclass(frozen=True)
 class Vertex:
+    """A job vertex: its id and parallelism."""
+
     id: str
     parallelism: int
 
@@ -316,6 +318,8 @@ class Vertex:
 
 @dataclass(frozen=True)
 class Edge:
+    """A data exchange between two vertices."""
+
     source: str
     target: str
     ship_strategy: str = "HASH"
@@ -336,6 +340,8 @@ class Edge:
 
 @dataclass(frozen=True)
 class JobGraph:
+    """The vertices and exchanges that decide how many network buffers a job needs."""
+
     vertices: tuple[Vertex, ...]
     edges: tuple[Edge, ...] = ()
 
@@ -428,6 +434,8 @@ class Request:
 
 @dataclass(frozen=True)
 class SubtaskBuffers:
+    """The input gates and result partitions of one subtask, and where it runs."""
+
     vertex_id: str
     subtask: int
     taskmanager: int
@@ -574,6 +582,8 @@ def worst_case_taskmanager_buffers(parallelism: int, slots: int, settings: Buffe
 
 @dataclass(frozen=True)
 class NetworkFit:
+    """Whether a TaskManager's network buffers cover what its subtasks request."""
+
     fits: bool
     required: int               # buffers the TaskManager must hand out at start-up
     target: int                 # buffers its pools grow to

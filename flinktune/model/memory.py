@@ -222,6 +222,8 @@ def _check_field(name: str, value: object, keys: Mapping[str, tuple[str, ...]]) 
 
 @dataclass(frozen=True)
 class _Range:
+    """A min/max/fraction option triple as Flink's RangeFraction holds it."""
+
     min_bytes: int
     max_bytes: int
     fraction: float   # already float-rounded and widened, as Flink holds it
@@ -285,6 +287,8 @@ def _page_size(segment_bytes: int) -> int:
 
 @dataclass(frozen=True)
 class _TmResolved:
+    """TaskManager memory options with Flink's defaults filled in."""
+
     framework_heap: int
     framework_off_heap: int
     task_off_heap: int
@@ -528,6 +532,8 @@ def _derive_tm(o: TaskManagerMemoryOptions, version: FlinkVersion, notes: list[s
 
 @dataclass(frozen=True)
 class JobManagerMemoryOptions:
+    """The JobManager memory options a config sets (None: not set)."""
+
     process_bytes: int | None = None
     flink_bytes: int | None = None
     heap_bytes: int | None = None
@@ -544,6 +550,8 @@ class JobManagerMemoryOptions:
 
 @dataclass(frozen=True)
 class JobManagerMemory:
+    """The JobManager memory Flink derives at start-up."""
+
     path: str
     heap_bytes: int
     off_heap_bytes: int

@@ -322,6 +322,17 @@ def _edit_distance(_ctx: RuleContext, a: object, b: object) -> object:
     left, right = _text(a, "text").lower(), _text(b, "text").lower()
     if len(left) > _MAX_DISTANCE_CHARS or len(right) > _MAX_DISTANCE_CHARS:
         return None
+    # A common prefix and suffix do not change the distance, and keys share long ones
+    # (taskmanager.memory. ...): dropping them first makes the quadratic part small.
+    start = 0
+    while start < len(left) and start < len(right) and left[start] == right[start]:
+        start += 1
+    left, right = left[start:], right[start:]
+    end = 0
+    while end < len(left) and end < len(right) and left[-1 - end] == right[-1 - end]:
+        end += 1
+    if end:
+        left, right = left[:-end], right[:-end]
     previous2: list[int] = []
     previous = list(range(len(right) + 1))
     for i in range(1, len(left) + 1):

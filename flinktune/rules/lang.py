@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import FrozenInstanceError, dataclass
 
 from flinktune.errors import ConditionError
 
@@ -64,12 +64,55 @@ Value = None | bool | int | float | str | tuple[object, ...] | Mapping[str, obje
 # Tokens
 
 
-@dataclass(frozen=True)
-class Token:
-    kind: str      # NUM, STR, NAME, OP, END
-    text: str
-    value: object
-    pos: int       # 1-based column in the condition text
+class _Frozen:
+    """Immutable record compared, hashed and shown by its fields, like a frozen dataclass.
+
+    Tokens and AST nodes are plain slotted classes rather than dataclasses: every lint defines
+    them at start-up, and dataclass generation (several exec() calls per class) cost more than
+    the parsing they serve. Attribute access on slots also speeds up evaluation.
+    """
+
+    __slots__ = ()
+    _fields: tuple[str, ...] = ()
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise FrozenInstanceError(f"cannot assign to field '{name}'")
+
+    def __delattr__(self, name: str) -> None:
+        raise FrozenInstanceError(f"cannot delete field '{name}'")
+
+    def _values(self) -> tuple[object, ...]:
+        return tuple(getattr(self, name) for name in self._fields)
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self._values() == other._values()  # type: ignore[attr-defined]
+
+    def __hash__(self) -> int:
+        return hash(self._values())
+
+    def __repr__(self) -> str:
+        inner = ", ".join(f"{name}={getattr(self, name)!r}" for name in self._fields)
+        return f"{type(self).__qualname__}({inner})"
+
+    def __reduce__(self) -> tuple[object, tuple[object, ...]]:
+        # copy and pickle rebuild through __init__ (``_fields`` is its argument order).
+        return (type(self), self._values())
+
+
+_set = object.__setattr__
+
+
+class Token(_Frozen):
+    __slots__ = ("kind", "pos", "text", "value")
+    _fields = ("kind", "text", "value", "pos")
+
+    def __init__(self, kind: str, text: str, value: object, pos: int) -> None:
+        _set(self, "kind", kind)      # NUM, STR, NAME, OP, END
+        _set(self, "text", text)
+        _set(self, "value", value)
+        _set(self, "pos", pos)        # 1-based column in the condition text
 
 
 # ASCII only: str.isdigit() accepts '²' and friends, which int() then refuses.
@@ -179,69 +222,131 @@ def tokenize(source: str) -> list[Token]:
 # AST (frozen)
 
 
-@dataclass(frozen=True)
-class Node:
-    pos: int
+class Node(_Frozen):
+    __slots__ = ("pos",)
+    _fields = ("pos",)
+
+    def __init__(self, pos: int) -> None:
+        _set(self, "pos", pos)
 
 
-@dataclass(frozen=True)
 class Literal(Node):
-    value: object
+    __slots__ = ("value",)
+    _fields = ("pos", "value")
+
+    def __init__(self, pos: int, value: object) -> None:
+        _set(self, "pos", pos)
+        _set(self, "value", value)
 
 
-@dataclass(frozen=True)
 class Name(Node):
-    name: str
+    __slots__ = ("name",)
+    _fields = ("pos", "name")
+
+    def __init__(self, pos: int, name: str) -> None:
+        _set(self, "pos", pos)
+        _set(self, "name", name)
 
 
-@dataclass(frozen=True)
 class Attr(Node):
-    target: Node
-    name: str
+    __slots__ = ("name", "target")
+    _fields = ("pos", "target", "name")
+
+    def __init__(self, pos: int, target: Node, name: str) -> None:
+        _set(self, "pos", pos)
+        _set(self, "target", target)
+        _set(self, "name", name)
 
 
-@dataclass(frozen=True)
 class Index(Node):
-    target: Node
-    index: Node
+    __slots__ = ("index", "target")
+    _fields = ("pos", "target", "index")
+
+    def __init__(self, pos: int, target: Node, index: Node) -> None:
+        _set(self, "pos", pos)
+        _set(self, "target", target)
+        _set(self, "index", index)
 
 
-@dataclass(frozen=True)
 class ListExpr(Node):
-    items: tuple[Node, ...]
+    __slots__ = ("items",)
+    _fields = ("pos", "items")
+
+    def __init__(self, pos: int, items: tuple[Node, ...]) -> None:
+        _set(self, "pos", pos)
+        _set(self, "items", items)
 
 
-@dataclass(frozen=True)
 class Unary(Node):
-    op: str          # "-" or "not"
-    operand: Node
+    __slots__ = ("op", "operand")
+    _fields = ("pos", "op", "operand")
+
+    def __init__(self, pos: int, op: str, operand: Node) -> None:
+        _set(self, "pos", pos)
+        _set(self, "op", op)              # "-" or "not"
+        _set(self, "operand", operand)
 
 
-@dataclass(frozen=True)
 class Binary(Node):
-    op: str
-    left: Node
-    right: Node
+    __slots__ = ("left", "op", "right")
+    _fields = ("pos", "op", "left", "right")
+
+    def __init__(self, pos: int, op: str, left: Node, right: Node) -> None:
+        _set(self, "pos", pos)
+        _set(self, "op", op)
+        _set(self, "left", left)
+        _set(self, "right", right)
 
 
-@dataclass(frozen=True)
 class BoolOp(Node):
-    op: str          # "and" / "or"
-    operands: tuple[Node, ...]
+    __slots__ = ("op", "operands")
+    _fields = ("pos", "op", "operands")
+
+    def __init__(self, pos: int, op: str, operands: tuple[Node, ...]) -> None:
+        _set(self, "pos", pos)
+        _set(self, "op", op)              # "and" / "or"
+        _set(self, "operands", operands)
 
 
-@dataclass(frozen=True)
 class Call(Node):
-    func: str
-    args: tuple[Node, ...]
+    __slots__ = ("args", "func")
+    _fields = ("pos", "func", "args")
+
+    def __init__(self, pos: int, func: str, args: tuple[Node, ...]) -> None:
+        _set(self, "pos", pos)
+        _set(self, "func", func)
+        _set(self, "args", args)
 
 
-@dataclass(frozen=True)
-class Condition:
-    """A parsed condition: the source text and its AST."""
+class Condition(_Frozen):
+    """A parsed condition: the source text and its AST.
 
-    source: str
-    root: Node
+    ``Condition.deferred(source)`` parses on first use of ``root``: the rule loader builds rules
+    that way from rule files whose exact text compiled cleanly before (its validated cache says
+    so), so a lint parses only the conditions it evaluates.
+    """
+
+    __slots__ = ("_root", "source")
+    _fields = ("source", "root")
+
+    def __init__(self, source: str, root: Node) -> None:
+        _set(self, "source", source)
+        _set(self, "_root", root)
+
+    @classmethod
+    def deferred(cls, source: str) -> Condition:
+        condition = cls.__new__(cls)
+        _set(condition, "source", source)
+        _set(condition, "_root", None)
+        return condition
+
+    @property
+    def root(self) -> Node:
+        root = self._root
+        if root is None:
+            root = parse(self.source).root
+            _set(self, "_root", root)
+        return root
 
     def names(self) -> frozenset[str]:
         """Free names the expression reads (not function names)."""
@@ -644,6 +749,9 @@ def truthy(value: object) -> bool:
 
 
 def _equal(left: object, right: object) -> bool:
+    kind = type(left)
+    if kind is type(right) and (kind is str or kind is int or kind is float or left is None):
+        return left == right                  # the common case, decided as below but sooner
     if isinstance(left, bool) != isinstance(right, bool):
         return False
     if _is_number(left) and _is_number(right):
@@ -674,6 +782,9 @@ class Function:
         return f"{self.min_args} to {self.max_args}"
 
 
+_BUDGET_EXCEEDED = "condition exceeded its evaluation step budget"
+
+
 class Budget:
     """Counts evaluation steps so a condition cannot run without bound."""
 
@@ -683,7 +794,7 @@ class Budget:
     def spend(self, node: Node, source: str) -> None:
         self.remaining -= 1
         if self.remaining < 0:
-            raise _error("condition exceeded its evaluation step budget", node.pos, source)
+            raise _error(_BUDGET_EXCEEDED, node.pos, source)
 
 
 class Evaluator:
@@ -699,7 +810,28 @@ class Evaluator:
         return _error(message, node.pos, self.source)
 
     def eval(self, node: Node) -> Value:
-        self.budget.spend(node, self.source)
+        # The hot path of every lint: the common node types by exact type first (the step is
+        # spent the same way as Budget.spend), everything else through the general chain below.
+        budget = self.budget
+        budget.remaining -= 1
+        if budget.remaining < 0:
+            raise _error(_BUDGET_EXCEEDED, node.pos, self.source)
+        kind = type(node)
+        if kind is Literal:
+            return node.value  # type: ignore[attr-defined,return-value]
+        if kind is Name:
+            names = self.names
+            name = node.name  # type: ignore[attr-defined]
+            if name not in names:
+                raise self.fail(f"unknown name '{name}'", node)
+            return names[name]  # type: ignore[return-value]
+        if kind is Binary:
+            return self._binary(node)  # type: ignore[arg-type]
+        if kind is Call:
+            return self._call(node)  # type: ignore[arg-type]
+        return self._eval_node(node)
+
+    def _eval_node(self, node: Node) -> Value:
         if isinstance(node, Literal):
             return node.value  # type: ignore[return-value]
         if isinstance(node, Name):

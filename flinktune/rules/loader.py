@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import importlib.util
 import json
 import os
@@ -12,6 +11,12 @@ from pathlib import Path
 from typing import Any
 
 from flinktune import __version__
+
+try:
+    # CPython's own SHA-256 (the same digests): importing hashlib loads OpenSSL, ~2 ms of every lint.
+    from _sha256 import sha256
+except ImportError:  # other interpreters, and CPython 3.12+ (where it is _sha2)
+    from hashlib import sha256
 from flinktune.errors import ConditionError, RuleError
 from flinktune.rules.functions import FUNCTIONS
 from flinktune.rules.lang import KEYWORDS, Condition, check_constants, check_names, parse
@@ -25,6 +30,10 @@ MAX_YAML_NODES = 20_000
 RULE_SUFFIXES = (".yaml", ".yml")
 CACHE_FILE_NAME = "validated-rules.json"
 MAX_CACHE_ENTRIES = 1000
+# Entries are grouped by salt (flinktune version and its validation code), so an upgrade does not
+# leave the old entries behind to be parsed on every start; a few other salts are kept for people
+# who switch between installs.
+MAX_CACHE_SALTS = 3
 
 
 @dataclass(frozen=True)
@@ -210,17 +219,24 @@ def _compile_template(source: str, where: str, text: str | None, names: set[str]
 # later runs rebuild the rule from the cached validated data without importing pydantic.
 
 
+# What a rule's validation and compilation depend on besides its own text.
+_SALT_SOURCES = ("schema.py", "spec.py", "lang.py", "template.py", "functions.py", "loader.py")
+# Cache key suffix of the note "this exact text also compiled cleanly".
+_COMPILED = ":compiled"
+
+
 def _salt() -> bytes:
-    # The validation rules themselves are part of the key: editing schema.py or spec.py
-    # (or upgrading flinktune) invalidates every cached entry.
+    # The validation and compilation code itself is part of the key: editing schema.py, spec.py,
+    # the condition language, the templates or the functions (or upgrading flinktune) invalidates
+    # every cached entry.
     here = Path(__file__).resolve().parent
     parts = [f"flinktune {__version__}".encode()]
-    for name in ("schema.py", "spec.py"):
+    for name in _SALT_SOURCES:
         try:
             parts.append((here / name).read_bytes())
         except OSError:
             parts.append(name.encode())
-    return hashlib.sha256(b"\0".join(parts)).digest()
+    return sha256(b"\0".join(parts)).digest()
 
 
 def _cache_path() -> Path | None:
@@ -242,18 +258,22 @@ class ValidatedCache:
         self.path = path
         self.salt = _salt()
         self.entries: dict[str, Any] = {}
+        self.others: dict[str, Any] = {}          # other salts' entries, kept as they are
         self.used: dict[str, Any] = {}
         self.dirty = False
         if path is not None:
             try:
                 loaded = json.loads(path.read_text(encoding="utf-8"))
-                if isinstance(loaded, dict):
-                    self.entries = loaded
             except (OSError, ValueError):
-                self.entries = {}
+                loaded = None
+            by_salt = loaded.get("by_salt") if isinstance(loaded, dict) else None
+            if isinstance(by_salt, dict):
+                mine = by_salt.pop(self.salt.hex(), None)
+                self.entries = mine if isinstance(mine, dict) else {}
+                self.others = {k: v for k, v in by_salt.items() if isinstance(v, dict)}
 
     def digest(self, data: bytes) -> str:
-        return hashlib.sha256(self.salt + data).hexdigest()
+        return sha256(self.salt + data).hexdigest()
 
     def get(self, digest: str) -> Any:
         found = self.entries.get(digest)
@@ -273,13 +293,15 @@ class ValidatedCache:
             if len(merged) >= MAX_CACHE_ENTRIES:
                 break
             merged.setdefault(digest, data)
+        # The current salt first; the most recently written other salts after it.
+        by_salt = {self.salt.hex(): merged, **dict(list(self.others.items())[:MAX_CACHE_SALTS - 1])}
         import tempfile  # only when the cache changes: it is a slow import
 
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             handle, temp = tempfile.mkstemp(dir=self.path.parent, prefix=".rules-", suffix=".json")
             with os.fdopen(handle, "w", encoding="utf-8") as out:
-                json.dump(merged, out)
+                json.dump({"by_salt": by_salt}, out)
             os.replace(temp, self.path)
         except OSError:
             return
@@ -314,15 +336,36 @@ def compile_rule(text: RuleText, cache: ValidatedCache | None = None) -> tuple[R
         validated, problems = _validate(text)
         if validated is None:
             return None, problems
+    # Text that compiled cleanly before (same bytes, same compiler) compiles cleanly again: its
+    # conditions are then parsed only when first evaluated, and the name checks are skipped.
+    certified = not fresh and cache is not None and cache.get(digest + _COMPILED) is True
     spec = spec_from_data(validated)
-    rule, problems = _compile(spec, text)
-    if rule is not None and fresh and cache is not None:
-        try:
-            json.dumps(validated)
-        except (TypeError, ValueError):
-            return rule, []  # e.g. a YAML timestamp in an example: fine, just not cacheable
-        cache.put(digest, validated)
+    rule, problems = _compile_certified(spec, text) if certified else _compile(spec, text)
+    if rule is not None and cache is not None and not certified:
+        if fresh:
+            try:
+                json.dumps(validated)
+            except (TypeError, ValueError):
+                return rule, []  # e.g. a YAML timestamp in an example: fine, just not cacheable
+            cache.put(digest, validated)
+        cache.put(digest + _COMPILED, True)
     return rule, problems
+
+
+def _compile_certified(spec: RuleSpec, text: RuleText) -> tuple[Rule, list[str]]:
+    """The rule of a text known to compile without problems, conditions parsed on first use."""
+    fix_templates = None
+    if spec.fix is not None and spec.fix.key is not None:
+        fix_templates = (parse_template(spec.fix.key),
+                         parse_template(spec.fix.value) if spec.fix.value is not None else None,
+                         parse_template(spec.fix.new_key) if spec.fix.new_key is not None else None)
+    rule = Rule(spec=spec, source=text.source, condition=Condition.deferred(spec.condition),
+                lets=tuple((name, Condition.deferred(expression)) for name, expression in spec.let.items()),
+                message=parse_template(spec.message),
+                at=parse_template(spec.at) if spec.at is not None else None,
+                fix_templates=fix_templates, version_range=VersionRange.parse(spec.versions),
+                bundled=text.bundled)
+    return rule, []
 
 
 def _compile(spec: RuleSpec, text: RuleText) -> tuple[Rule | None, list[str]]:

@@ -85,6 +85,8 @@ class Rule:
 
 @dataclass(frozen=True)
 class RuleSet:
+    """The rules a run uses, sorted by code."""
+
     rules: tuple[Rule, ...]
 
     def __iter__(self) -> Iterator[Rule]:

@@ -117,6 +117,8 @@ _CLAUSE = re.compile(r"^(>=|<=|==|!=|>|<)?\s*([0-9]+)(?:\.([0-9]+))?$")
 
 @dataclass(frozen=True)
 class VersionRange:
+    """A rule's ``versions:`` text, parsed into comparisons."""
+
     text: str
     clauses: tuple[tuple[str, FlinkVersion], ...]
 

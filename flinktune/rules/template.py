@@ -32,6 +32,8 @@ SPECS: dict[str, str] = {
 
 @dataclass(frozen=True)
 class Placeholder:
+    """A ``{name.field:spec}`` placeholder of a template."""
+
     name: str
     path: tuple[str, ...]
     spec: str
@@ -39,6 +41,8 @@ class Placeholder:
 
 @dataclass(frozen=True)
 class Template:
+    """A message or fix template: literal text and placeholders."""
+
     source: str
     parts: tuple[str | Placeholder, ...]
 

@@ -102,6 +102,7 @@ class _Sim:
                             gate=gate, part=part, router=router, sizes=sizes, flush_always=flush_always,
                             flush_overhead_s=costs.flush_overhead, buffer_overhead_s=costs.buffer_overhead,
                             lat_every=scenario.latency_sample_every, warmup_s=scenario.warmup)
+                task.strict_fifo = check_invariants
                 if part is not None:
                     part.task = task
                 if gate is not None:
@@ -329,7 +330,7 @@ class _Sim:
             k.run(k.now + 0.01)
             if self.check:
                 self.check_invariants()
-            idle = all(not t.pending and t.partial is None and t.state != BUSY
+            idle = all(not t.p_targets and t.partial is None and t.state != BUSY
                        for row in self.tasks for t in row)
             if idle and self.conserved()[0]:
                 return True

@@ -27,8 +27,8 @@ class SimInvariantError(AssertionError):
 
 class Subpartition:
     __slots__ = ("buffers_out", "bytes_out", "channel", "conn", "credit", "cur", "flush_req", "held",
-                 "in_ready", "index", "last_arrival_s", "max_credit_seen", "need_backlog_announce", "next_seq", "nfinished",
-                 "nic", "parked", "part", "queue", "remote")
+                 "in_ready", "index", "last_arrival_s", "max_credit_seen", "need_backlog_announce",
+                 "next_seq", "nfinished", "nic", "parked", "part", "queue", "remote")
 
     def __init__(self, part: ResultPartition, index: int) -> None:
         self.part = part
@@ -212,6 +212,9 @@ class ResultPartition:
             sub.channel.gate.notify(sub.channel)
 
 
+_BLOCK = 4096
+
+
 class Router:
     """Picks the target subpartition per record: HASH (weighted), REBALANCE, FORWARD."""
 
@@ -224,7 +227,7 @@ class Router:
         self._rng = rng
         self._weights = weights
         self._buf: list[int] = []
-        self._i = 0
+        self._i = 0  # HASH: position in the drawn block; REBALANCE: last channel used
         if strategy == "REBALANCE":
             self._i = int(rng.integers(n_subs))  # Flink's RebalancePartitioner starts at random
         elif strategy == "FORWARD":
@@ -235,9 +238,19 @@ class Router:
         if self.strategy == "HASH":
             if n == 1:
                 return [0] * count
-            if self._weights is None:
-                return self._rng.integers(0, n, size=count).tolist()
-            return self._rng.choice(n, size=count, p=self._weights).tolist()
+            # keys are drawn in blocks: one numpy call per block, not per chunk of records
+            buf = self._buf
+            start = self._i
+            if start + count > len(buf):
+                block = max(_BLOCK, count)
+                if self._weights is None:
+                    fresh = self._rng.integers(0, n, size=block).tolist()
+                else:
+                    fresh = self._rng.choice(n, size=block, p=self._weights).tolist()
+                buf = self._buf = buf[start:] + fresh
+                start = 0
+            self._i = start + count
+            return buf[start:start + count]
         if self.strategy == "REBALANCE":
             start = self._i
             self._i = (start + count) % n
@@ -246,13 +259,15 @@ class Router:
 
 
 class SizeGen:
-    """Serialised record sizes drawn in batches from the scenario's distribution."""
+    """Serialised record sizes drawn in blocks from the scenario's distribution."""
 
-    __slots__ = ("_fixed", "_kind", "_params", "_rng")
+    __slots__ = ("_buf", "_fixed", "_i", "_kind", "_params", "_rng")
 
     def __init__(self, spec: Any, rng: np.random.Generator) -> None:
         self._rng = rng
         self._fixed = spec.fixed
+        self._buf: list[int] = []
+        self._i = 0
         if spec.fixed is not None:
             self._kind = "fixed"
             self._params: tuple[float, ...] = (spec.fixed,)
@@ -267,6 +282,15 @@ class SizeGen:
     def draw(self, count: int) -> list[int]:
         if self._kind == "fixed":
             return [self._fixed] * count
+        buf = self._buf
+        start = self._i
+        if start + count > len(buf):
+            buf = self._buf = buf[start:] + self._block(max(_BLOCK, count))
+            start = 0
+        self._i = start + count
+        return buf[start:start + count]
+
+    def _block(self, count: int) -> list[int]:
         if self._kind == "uniform":
             low, high = self._params
             return self._rng.integers(int(low), int(high) + 1, size=count).tolist()

@@ -127,6 +127,10 @@ def test_debloat_skipped_for_multi_input_plan() -> None:
     rec = _rec(STREAM, "1.17", plan=plan, **slow)
     assert "taskmanager.network.memory.buffer-debloat.enabled" not in _keys(rec)
     assert any("several inputs" in n and "Join" in n for n in rec.notes)
+    # Already on for such a job: switched off, with the reason.
+    enabled = STREAM + "taskmanager.network.memory.buffer-debloat.enabled: true\n"
+    rec = _rec(enabled, "1.17", plan=plan, **slow)
+    assert _keys(rec)["taskmanager.network.memory.buffer-debloat.enabled"] == "false"
 
 
 def test_debloat_needs_1_14() -> None:

@@ -19,7 +19,7 @@ SAMPLE_DATA = REPO / "sample_data"
 
 def real_dump(name: str) -> Path:
     """The real Flink 1.20 dumps: from the shared data folder, else the copies in sample_data/."""
-    for base in (REAL, SAMPLE_DATA / "real-flink-1.20"):
+    for base in (REAL, SAMPLE_DATA):
         if (base / name / "metrics.parquet").is_file():
             return base / name
     pytest.skip(f"real dump {name} not available")

@@ -18,14 +18,21 @@ from flinktune.errors import MetricsError
 pytestmark = pytest.mark.spark
 
 
-def _canonical_table(value_type: pa.DataType = pa.float64()) -> pa.Table:
+def _canonical_table(value_type: pa.DataType | None = None) -> pa.Table:
     values = [100.0, 900.0]
-    return pa.table({
-        "ts": pa.array([1_000, 2_000], pa.int64()), "job_id": ["j", "j"], "vertex_id": ["v", "v"],
-        "task_name": ["T", "T"], "subtask_index": pa.array([0, 0], pa.int32()),
-        "metric": ["backPressuredTimeMsPerSecond"] * 2,
-        "value": pa.array([str(v) for v in values]) if value_type == pa.string() else pa.array(values, value_type),
-    })
+    return pa.table(
+        {
+            "ts": pa.array([1_000, 2_000], pa.int64()),
+            "job_id": ["j", "j"],
+            "vertex_id": ["v", "v"],
+            "task_name": ["T", "T"],
+            "subtask_index": pa.array([0, 0], pa.int32()),
+            "metric": ["backPressuredTimeMsPerSecond"] * 2,
+            "value": pa.array([str(v) for v in values])
+            if value_type == pa.string()
+            else pa.array(values, value_type),
+        }
+    )
 
 
 def _cases(tmp: Path) -> dict[str, tuple[Path, str]]:
@@ -55,8 +62,12 @@ def _cases(tmp: Path) -> dict[str, tuple[Path, str]]:
     p.write_text("ts,task_name,subtask_index,metric,value\n")
     cases["header only"] = (p, "no rows of metrics")
     p = tmp / "other-metrics.jsonl"
-    p.write_text(json.dumps({"ts": 1, "task_name": "T", "subtask_index": 0, "metric": "Status.JVM.CPU.Load",
-                             "value": 0.5}) + "\n")
+    p.write_text(
+        json.dumps(
+            {"ts": 1, "task_name": "T", "subtask_index": 0, "metric": "Status.JVM.CPU.Load", "value": 0.5}
+        )
+        + "\n"
+    )
     cases["no metric we read"] = (p, "no rows of metrics")
     p = tmp / "not-json.jsonl"
     p.write_text("this is not json\n")
@@ -77,9 +88,21 @@ def cases(tmp_path_factory) -> dict[str, tuple[Path, str]]:  # type: ignore[no-u
     return _cases(tmp_path_factory.mktemp("bad"))
 
 
-NAMES = ["missing ts", "wide without metrics", "unknown shape", "value as text", "ts of wrong type",
-         "corrupt parquet", "empty csv", "header only", "no metric we read", "not json",
-         "scrape without samples", "unknown format", "missing file"]
+NAMES = [
+    "missing ts",
+    "wide without metrics",
+    "unknown shape",
+    "value as text",
+    "ts of wrong type",
+    "corrupt parquet",
+    "empty csv",
+    "header only",
+    "no metric we read",
+    "not json",
+    "scrape without samples",
+    "unknown format",
+    "missing file",
+]
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -115,7 +138,27 @@ def test_bad_plan_is_exit_2(spark, tmp_path) -> None:  # type: ignore[no-untyped
 def test_bad_flags_are_exit_2(tmp_path) -> None:  # type: ignore[no-untyped-def]
     p = tmp_path / "m.parquet"
     pq.write_table(_canonical_table(), p)
-    for flags, text in ((["--format", "xml"], "--format"), (["--since", "yesterday"], "--since"),
-                        (["--warmup", "150%"], "--warmup"), (["--conf", "novalue"], "--conf")):
+    for flags, text in (
+        (["--format", "xml"], "--format"),
+        (["--since", "yesterday"], "--since"),
+        (["--warmup", "150%"], "--warmup"),
+        (["--conf", "novalue"], "--conf"),
+    ):
         result = CliRunner().invoke(app, ["analyze", str(p), "--no-progress", *flags])
         assert result.exit_code == 2 and text in result.output, (flags, result.output)
+
+
+def test_java_missing_is_one_line_exit_2(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    import os
+    import subprocess
+    import sys
+
+    p = tmp_path / "m.parquet"
+    pq.write_table(_canonical_table(), p)
+    env = {k: v for k, v in os.environ.items() if k != "JAVA_HOME"}
+    env["PATH"] = str(Path(sys.executable).parent)   # no java on it
+    proc = subprocess.run([sys.executable, "-m", "flinktune", "analyze", str(p), "--no-progress"],
+                          capture_output=True, text=True, env=env, timeout=120)
+    assert proc.returncode == 2
+    lines = [line for line in proc.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and "Java not found" in lines[0], proc.stderr

@@ -25,7 +25,9 @@ def test_healthy_exit_0_text(spark) -> None:  # type: ignore[no-untyped-def]
 
 
 def test_slow_sink_json_exit_1(spark) -> None:  # type: ignore[no-untyped-def]
-    result = CliRunner().invoke(app, ["analyze", str(real_dump("slow-sink")), "--format", "json", "--no-progress"])
+    result = CliRunner().invoke(
+        app, ["analyze", str(real_dump("slow-sink")), "--format", "json", "--no-progress"]
+    )
     assert result.exit_code == 1, result.output
     doc = json.loads(result.stdout)
     (job,) = doc["jobs"]
@@ -42,9 +44,21 @@ def test_slow_sink_json_exit_1(spark) -> None:  # type: ignore[no-untyped-def]
 def test_markdown_to_file_is_atomic_with_backup(spark, tmp_path) -> None:  # type: ignore[no-untyped-def]
     out = tmp_path / "report.md"
     out.write_text("old report\n")
-    result = CliRunner().invoke(app, ["analyze", str(real_dump("slow-sink")), "--format", "markdown",
-                                      "--out", str(out), "--fail-on", "error", "--no-progress"])
-    assert result.exit_code == 0, result.output   # warnings only, --fail-on error
+    result = CliRunner().invoke(
+        app,
+        [
+            "analyze",
+            str(real_dump("slow-sink")),
+            "--format",
+            "markdown",
+            "--out",
+            str(out),
+            "--fail-on",
+            "error",
+            "--no-progress",
+        ],
+    )
+    assert result.exit_code == 0, result.output  # warnings only, --fail-on error
     text = out.read_text()
     assert text.startswith("# flinktune analyze") and "**origin**" in text and "FTA001" in text
     assert (tmp_path / "report.md.bak").read_text() == "old report\n"
@@ -54,7 +68,17 @@ def test_markdown_to_file_is_atomic_with_backup(spark, tmp_path) -> None:  # typ
 def test_flink2_version_changes_advice_keys(spark, tmp_path) -> None:  # type: ignore[no-untyped-def]
     # Version-aware rules: FTA005 (buffers-per-channel) exists up to 1.20 only; nothing in this dump
     # triggers it, so just check the run works for a 2.x target and gives the same origin.
-    result = CliRunner().invoke(app, ["analyze", str(real_dump("slow-sink")), "--flink-version", "2.0",
-                                      "--format", "json", "--no-progress"])
+    result = CliRunner().invoke(
+        app,
+        [
+            "analyze",
+            str(real_dump("slow-sink")),
+            "--flink-version",
+            "2.0",
+            "--format",
+            "json",
+            "--no-progress",
+        ],
+    )
     assert result.exit_code == 1
     assert json.loads(result.stdout)["jobs"][0]["origins"][0]["cause"] == "all_busy"

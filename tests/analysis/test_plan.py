@@ -40,8 +40,10 @@ def test_id_for_accepts_id_name_and_prometheus_filtered_name() -> None:
 
 
 def test_jobs_endpoint_shape_with_vertex_names() -> None:
-    doc = {"plan": {"jid": "j", "nodes": [{"id": "a", "parallelism": 1, "description": "x"}]},
-           "vertices": [{"id": "a", "name": "Real Name"}]}
+    doc = {
+        "plan": {"jid": "j", "nodes": [{"id": "a", "parallelism": 1, "description": "x"}]},
+        "vertices": [{"id": "a", "name": "Real Name"}],
+    }
     assert parse_plan(doc).name_of("a") == "Real Name"
 
 

@@ -41,11 +41,16 @@ def test_slow_sink_real_dump_sink_is_origin_and_all_upstream_backpressured(spark
     (job,) = result.jobs
     (origin,) = job.origins
     assert origin.name == truth["bottleneck_vertex"]
-    assert origin.cause == "all_busy"          # bottleneck_subtasks: "all"
+    assert origin.cause == "all_busy"  # bottleneck_subtasks: "all"
     assert sorted(origin.upstream_backpressured) == sorted(truth["backpressured_vertices"])
     assert origin.upstream_not_backpressured == ()
     assert {v.name for v in job.vertices if v.backpressured} == set(truth["backpressured_vertices"])
-    assert [v.name for v in job.vertices] == ["Source: Gen", "Parse", "KeyedAgg", "SinkWork -> Discard: Writer"]
+    assert [v.name for v in job.vertices] == [
+        "Source: Gen",
+        "Parse",
+        "KeyedAgg",
+        "SinkWork -> Discard: Writer",
+    ]
     sink = job.vertex(origin.vertex_key)
     assert sink is not None and sink.busy_max is not None and sink.busy_max > 0.9
     assert sink.in_pool_mean is not None and sink.in_pool_mean > 0.9
@@ -72,8 +77,9 @@ def test_prometheus_scrape_gives_the_same_findings(spark, name: str) -> None:  #
     scrape = _run(spark, folder / "prometheus_sample.txt.gz")
     (job,) = scrape.jobs
     assert job.single_sample and any("single scrape" in n for n in job.notes)
-    assert sorted((f.code, f.location.key) for f in scrape.findings) == \
-        sorted((f.code, f.location.key) for f in canonical.findings)
+    assert sorted((f.code, f.location.key) for f in scrape.findings) == sorted(
+        (f.code, f.location.key) for f in canonical.findings
+    )
     assert [(o.name, o.cause) for o in job.origins] == [(o.name, o.cause) for o in canonical.jobs[0].origins]
     # One scrape cannot say whether back pressure is sustained: confidence is lower.
     for a, b in zip(job.origins, canonical.jobs[0].origins, strict=True):

@@ -32,7 +32,7 @@ GROUPS = ("Shuffle.Netty.Input.Buffers.", "Shuffle.Netty.Output.Buffers.", "Shuf
 def _short(rest_id: str) -> str | None:
     for g in GROUPS:
         if rest_id.startswith(g):
-            return rest_id[len(g):]
+            return rest_id[len(g) :]
     return None if "." in rest_id else rest_id
 
 
@@ -57,10 +57,20 @@ def _canonical(rows: list[dict[str, object]]) -> list[dict[str, object]]:
     for r in rows:
         short = _short(str(r["metric"]))
         if short is None:
-            continue   # legacy buffers.* copies and operator-scoped metrics
-        out.append({"ts": r["ts"], "job_id": r["job_id"], "job_name": r["job_name"], "vertex_id": r["vertex_id"],
-                    "task_name": r["task_name"], "subtask_index": r["subtask_index"], "tm_id": r["tm_id"],
-                    "metric": short, "value": r["value"]})
+            continue  # legacy buffers.* copies and operator-scoped metrics
+        out.append(
+            {
+                "ts": r["ts"],
+                "job_id": r["job_id"],
+                "job_name": r["job_name"],
+                "vertex_id": r["vertex_id"],
+                "task_name": r["task_name"],
+                "subtask_index": r["subtask_index"],
+                "tm_id": r["tm_id"],
+                "metric": short,
+                "value": r["value"],
+            }
+        )
     return out
 
 
@@ -82,9 +92,15 @@ def make_shapes(tmp: Path) -> dict[str, Path]:
     shapes["canonical-jsonl"] = d
     # Full identifiers only: everything else is parsed out of the name.
     d = _folder(tmp, "full-identifiers")
-    full = [{"ts": r["ts"], "value": r["value"],
-             "metric": f"localhost.taskmanager.{r['tm_id']}.{r['job_name']}.{r['task_name']}.{r['subtask_index']}."
-                       f"{r['metric']}"} for r in rows]
+    full = [
+        {
+            "ts": r["ts"],
+            "value": r["value"],
+            "metric": f"localhost.taskmanager.{r['tm_id']}.{r['job_name']}.{r['task_name']}."
+            f"{r['subtask_index']}.{r['metric']}",
+        }
+        for r in rows
+    ]
     pacsv.write_csv(pa.Table.from_pylist(full), d / "metrics.csv")
     shapes["full-identifiers"] = d
     # Prometheus names, labels inline (as a remote-read export writes them).
@@ -95,18 +111,37 @@ def make_shapes(tmp: Path) -> dict[str, Path]:
             if "." in rest and not rest.startswith(("Shuffle.", "buffers.")):
                 continue
             name = "flink_taskmanager_job_task_" + rest.replace(".", "_")
-            labels = (f'job_id="{r["job_id"]}",task_id="{r["vertex_id"]}",task_name="{_prom_filter(str(r["task_name"]))}",'
-                      f'subtask_index="{r["subtask_index"]}",tm_id="{_prom_filter(str(r["tm_id"]))}",'
-                      f'job_name="{_prom_filter(str(r["job_name"]))}"')
-            fh.write(json.dumps({"timestamp": int(r["ts"]) / 1000.0, "metric": name + "{" + labels + "}",
-                                 "value": r["value"]}) + "\n")
+            labels = (
+                f'job_id="{r["job_id"]}",task_id="{r["vertex_id"]}",task_name="{_prom_filter(str(r["task_name"]))}",'
+                f'subtask_index="{r["subtask_index"]}",tm_id="{_prom_filter(str(r["tm_id"]))}",'
+                f'job_name="{_prom_filter(str(r["job_name"]))}"'
+            )
+            fh.write(
+                json.dumps(
+                    {
+                        "timestamp": int(r["ts"]) / 1000.0,
+                        "metric": name + "{" + labels + "}",
+                        "value": r["value"],
+                    }
+                )
+                + "\n"
+            )
     shapes["prometheus-inline"] = d
     # Prometheus names, labels as columns, seconds as float.
     d = _folder(tmp, "prometheus-columns")
-    cols = [{"__name__": "flink_taskmanager_job_task_" + str(r["metric"]).replace(".", "_"),
-             "timestamp": int(r["ts"]) / 1000.0, "job_id": r["job_id"], "task_id": r["vertex_id"],
-             "task_name": _prom_filter(str(r["task_name"])), "subtask_index": str(r["subtask_index"]),
-             "tm_id": _prom_filter(str(r["tm_id"])), "value": r["value"]} for r in rows]
+    cols = [
+        {
+            "__name__": "flink_taskmanager_job_task_" + str(r["metric"]).replace(".", "_"),
+            "timestamp": int(r["ts"]) / 1000.0,
+            "job_id": r["job_id"],
+            "task_id": r["vertex_id"],
+            "task_name": _prom_filter(str(r["task_name"])),
+            "subtask_index": str(r["subtask_index"]),
+            "tm_id": _prom_filter(str(r["tm_id"])),
+            "value": r["value"],
+        }
+        for r in rows
+    ]
     pq.write_table(pa.Table.from_pylist(cols), d / "metrics.parquet")
     shapes["prometheus-columns"] = d
     # Wide: one row per (ts, subtask), one column per metric.
@@ -119,7 +154,9 @@ def make_shapes(tmp: Path) -> dict[str, Path]:
         names.add(str(r["metric"]))
     wide_rows = []
     for key, vals in wide.items():
-        row = dict(zip(("ts", "job_id", "vertex_id", "task_name", "subtask_index", "tm_id"), key, strict=True))
+        row = dict(
+            zip(("ts", "job_id", "vertex_id", "task_name", "subtask_index", "tm_id"), key, strict=True)
+        )
         row.update({n: vals.get(n) for n in sorted(names)})
         wide_rows.append(row)
     pq.write_table(pa.Table.from_pylist(wide_rows), d / "metrics.parquet")
@@ -129,9 +166,11 @@ def make_shapes(tmp: Path) -> dict[str, Path]:
 
 def _summary(result):  # type: ignore[no-untyped-def]
     (job,) = result.jobs
-    return (sorted((f.code, f.location.key) for f in result.findings),
-            [(o.name, o.cause, o.channels) for o in job.origins],
-            sorted(v.name for v in job.vertices if v.backpressured))
+    return (
+        sorted((f.code, f.location.key) for f in result.findings),
+        [(o.name, o.cause, o.channels) for o in job.origins],
+        sorted(v.name for v in job.vertices if v.backpressured),
+    )
 
 
 @pytest.fixture(scope="module")
@@ -151,8 +190,18 @@ def test_reference_is_the_ground_truth(reference) -> None:  # type: ignore[no-un
     assert ("FTA001", "SinkWork -> Discard: Writer") in findings
 
 
-@pytest.mark.parametrize("shape", ["canonical-parquet", "canonical-csv", "canonical-jsonl", "full-identifiers",
-                                   "prometheus-inline", "prometheus-columns", "wide"])
+@pytest.mark.parametrize(
+    "shape",
+    [
+        "canonical-parquet",
+        "canonical-csv",
+        "canonical-jsonl",
+        "full-identifiers",
+        "prometheus-inline",
+        "prometheus-columns",
+        "wide",
+    ],
+)
 def test_shape_gives_same_findings(spark, shapes, reference, shape: str) -> None:  # type: ignore[no-untyped-def]
     result = analyze(AnalysisOptions(inputs=(str(shapes[shape]),)), session=spark)
     assert _summary(result) == reference
@@ -165,8 +214,13 @@ def test_glob_of_files(spark, shapes, reference, tmp_path) -> None:  # type: ign
     half = table.num_rows // 2
     pq.write_table(table.slice(0, half), tmp_path / "part-0.parquet")
     pq.write_table(table.slice(half), tmp_path / "part-1.parquet")
-    result = analyze(AnalysisOptions(inputs=(str(tmp_path / "part-*.parquet"),),
-                                     plan_path=str(shapes["canonical-parquet"] / "plan.json")), session=spark)
+    result = analyze(
+        AnalysisOptions(
+            inputs=(str(tmp_path / "part-*.parquet"),),
+            plan_path=str(shapes["canonical-parquet"] / "plan.json"),
+        ),
+        session=spark,
+    )
     assert _summary(result) == reference
 
 

@@ -64,8 +64,12 @@ def test_origin_and_cause(spark, dumps, name: str) -> None:  # type: ignore[no-u
         assert origin.hot_subtask == truth["bottleneck_subtasks"][0]
     codes = {f.code for f in result.findings}
     assert "FTA001" in codes
-    assert {"all_busy": "FTA002", "hot_subtask": "FTA003", "network_bottleneck": "FTA004",
-            "too_few_credits": "FTA005"}[want_cause] in codes
+    assert {
+        "all_busy": "FTA002",
+        "hot_subtask": "FTA003",
+        "network_bottleneck": "FTA004",
+        "too_few_credits": "FTA005",
+    }[want_cause] in codes
 
 
 def test_without_bandwidth_network_causes_are_flagged_as_ambiguous(spark, dumps) -> None:  # type: ignore[no-untyped-def]

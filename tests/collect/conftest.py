@@ -71,6 +71,7 @@ class FakeFlink:
     fail_metrics_always: int | None = None
     finish_after_job_reads: int | None = None
     fail_job_reads_after: int | None = None  # /jobs/:jid answers 500 from then on (JobManager trouble)
+    rescaled: dict[str, int] = field(default_factory=dict)  # vertex id -> new parallelism
     requests: list[str] = field(default_factory=list)
     metric_gets: list[list[str]] = field(default_factory=list)
     job_reads: int = 0
@@ -149,7 +150,8 @@ class FakeFlink:
                     "name": job["name"],
                     "state": job["state"],
                     "vertices": [
-                        {"id": v, "name": n, "parallelism": p, "status": "RUNNING"} for v, n, p in VERTICES
+                        {"id": v, "name": n, "parallelism": self.rescaled.get(v, p), "status": "RUNNING"}
+                        for v, n, p in VERTICES
                     ],
                 }
             if parts[2:] == ["plan"]:
@@ -158,6 +160,7 @@ class FakeFlink:
             if len(parts) >= 4 and parts[2] == "vertices" and parts[3] in vertex_ids:
                 vindex = vertex_ids.index(parts[3])
                 _, name, p = VERTICES[vindex]
+                p = self.rescaled.get(parts[3], p)
                 if len(parts) == 4:
                     return 200, {
                         "id": parts[3],

@@ -218,6 +218,26 @@ def test_job_that_finishes_mid_run_keeps_the_dump(fake_flink, tmp_path):
     assert len({r["ts"] for r in _rows(result.metrics_path)}) == 2
 
 
+def test_a_rescaled_vertex_is_followed(fake_flink, tmp_path):
+    sink_id = fake_flink.vertices[1][0]
+    seen: list[int] = []
+
+    def on_poll(report) -> None:
+        seen.append(report.rows)
+        if report.index == 2:
+            fake_flink.rescaled[sink_id] = 3  # the adaptive scheduler added a subtask
+
+    result = collect(
+        _options(fake_flink, tmp_path, job_id=fake_flink.job_id, duration_s=0.15), on_poll=on_poll
+    )
+    rows = _rows(result.metrics_path)
+    per_poll = sorted({r["ts"] for r in rows})
+    sink_subtasks = [len({r["subtask_index"] for r in rows if r["ts"] == ts and r["vertex_id"] == sink_id})
+                     for ts in per_poll]  # fmt: skip
+    assert sink_subtasks[:2] == [2, 2] and sink_subtasks[-1] == 3
+    assert seen[-1] > seen[0]
+
+
 def test_job_by_name_and_the_only_running_job(fake_flink, tmp_path):
     by_name = collect(
         _options(

@@ -199,8 +199,10 @@ class FlinkCluster:
         self._restart_taskmanagers(count, config_file.read_text(encoding="utf-8"), slots)
 
     def _restart_taskmanagers(self, count: int, config_text: str, slots: int) -> None:
-        if config_text == self.tm_config_text and len(self.taskmanagers) == count and all(
-            p.poll() is None for p in self.taskmanagers
+        if (
+            config_text == self.tm_config_text
+            and len(self.taskmanagers) == count
+            and all(p.poll() is None for p in self.taskmanagers)
         ):
             return
         self.cancel_all_jobs()

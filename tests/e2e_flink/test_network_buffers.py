@@ -7,7 +7,8 @@ holds 4 subtasks of every vertex and each all-to-all gate has 4 local and 4 remo
 NettyShuffleUtils, NetworkBufferPool @1.20; flink-facts.md §2). The model computes that requirement
 R from the job graph; we give the TaskManagers exactly R buffers of network memory and then R - 1
 (``taskmanager.memory.network.min = max = buffers x 32 KiB``) and require Flink to run the job at R
-and to fail with Flink's own message at R - 1, for a one-exchange and a three-exchange job.
+and to fail with Flink's own message at R - 1, for a one-exchange and a three-exchange job; plus the
+point from real-flink-notes.md (8 MB on 2 x 8 slots: parallelism 16 fails, 8 runs).
 
 The model's placement assumption (slot k holds subtask k of every vertex) is not Flink's
 (cluster.evenly-spread-out-slots interleaves subtasks), but with all-to-all edges and full
@@ -43,35 +44,49 @@ from flinktune.versions import FlinkVersion
 pytestmark = pytest.mark.flink
 
 SEGMENT = 32 * 1024
-SLOTS = 4
-PARALLELISM = 8
 SETTINGS = buffer_settings(FlinkVersion(1, 20))
 INSUFFICIENT = "Insufficient number of network buffers"
 
-# The two jobs' graphs as NetworkJob.java builds them (exchanges 1: Gen->Parse -HASH-> rest; exchanges 3:
-# REBALANCE, HASH, REBALANCE); every edge all-to-all and pipelined_bounded.
-GRAPHS = {
-    1: JobGraph(
-        (Vertex("source", PARALLELISM), Vertex("agg", PARALLELISM)), (Edge("source", "agg", "HASH"),)
-    ),
-    3: chain_graph(PARALLELISM, 3, "HASH"),
-}
+
+def job_graph(exchanges: int, parallelism: int) -> JobGraph:
+    """NetworkJob.java's graph: exchanges 1 is Gen->Parse -HASH-> KeyedAgg->SinkWork->Discard; exchanges 3
+    is REBALANCE, HASH, REBALANCE between four vertices. Every edge all-to-all and pipelined_bounded."""
+    if exchanges == 1:
+        return JobGraph(
+            (Vertex("source", parallelism), Vertex("agg", parallelism)), (Edge("source", "agg", "HASH"),)
+        )
+    return chain_graph(parallelism, exchanges, "HASH")
 
 
-def required_buffers(graph: JobGraph) -> int:
-    return busiest_taskmanager(taskmanager_buffers(graph, SETTINGS, SLOTS)).required
+def required_buffers(graph: JobGraph, slots: int) -> int:
+    return busiest_taskmanager(taskmanager_buffers(graph, SETTINGS, slots)).required
 
 
-R1, R3 = required_buffers(GRAPHS[1]), required_buffers(GRAPHS[3])
+@dataclass(frozen=True)
+class Run:
+    exchanges: int
+    parallelism: int
 
 
 @dataclass(frozen=True)
 class Point:
-    buffers: int
-    jobs: tuple[int, ...]  # which jobs (by number of exchanges) to start at this network size
+    slots: int  # per TaskManager; always two TaskManagers
+    buffers: int  # network memory = buffers x 32 KiB
+    runs: tuple[Run, ...]  # jobs started one after the other at this point
 
 
-POINTS = (Point(R1 - 1, (1,)), Point(R1, (1, 3)), Point(R3 - 1, (3,)), Point(R3, (3, 1)))
+R1 = required_buffers(job_graph(1, 8), 4)
+R3 = required_buffers(job_graph(3, 8), 4)
+POINTS = (
+    Point(4, R1 - 1, (Run(1, 8),)),
+    Point(4, R1, (Run(1, 8), Run(3, 8))),
+    Point(4, R3 - 1, (Run(3, 8),)),
+    Point(4, R3, (Run(3, 8), Run(1, 8))),
+    # real-flink-notes.md: 8 MB on 2 x 8 slots fails at parallelism 16 and runs at 8. At 8 Flink spreads
+    # the subtasks 4 + 4 (cluster.evenly-spread-out-slots) where the model puts all 8 on one TaskManager:
+    # 216 vs 240 buffers, both within 256, so the verdicts agree.
+    Point(8, 256, (Run(3, 16), Run(3, 8))),
+)
 
 
 def graph_from_plan(plan: dict) -> JobGraph:
@@ -102,19 +117,9 @@ def _outcome(cluster, job_id: str, settle_s: float = 5.0, timeout_s: float = 90.
     raise TimeoutError(f"job {job_id} neither ran nor failed within {timeout_s} s")
 
 
-def _lint_fires(cli, config_file) -> bool:
-    result = cli(
-        "lint",
-        str(config_file),
-        "--select",
-        "FTC030",
-        "--parallelism",
-        str(PARALLELISM),
-        "--format",
-        "json",
-        "--flink-version",
-        "1.20",
-    )
+def _lint_fires(cli, config_file, parallelism: int) -> bool:
+    result = cli("lint", str(config_file), "--select", "FTC030", "--parallelism", str(parallelism),
+                 "--format", "json", "--flink-version", "1.20")  # fmt: skip
     assert result.returncode in (0, 1), result.stderr
     return any(f["code"] == "FTC030" for f in json.loads(result.stdout)["findings"])
 
@@ -125,42 +130,42 @@ def test_the_points_straddle_the_boundary():
     # three exchanges per slot: 3 partitions (9 each) + 3 gates (9 each) = 54; x4 slots = 216.
     assert (R1, R3) == (72, 216)
     verdicts = {
-        (p.buffers, jobs): fits(
-            busiest_taskmanager(taskmanager_buffers(GRAPHS[jobs], SETTINGS, SLOTS)), p.buffers, SEGMENT
+        (p.slots, p.buffers, r.exchanges, r.parallelism): fits(
+            busiest_taskmanager(
+                taskmanager_buffers(job_graph(r.exchanges, r.parallelism), SETTINGS, p.slots)
+            ),
+            p.buffers,
+            SEGMENT,
         ).fits
         for p in POINTS
-        for jobs in p.jobs
+        for r in p.runs
     }
     assert verdicts == {
-        (71, 1): False,
-        (72, 1): True,
-        (72, 3): False,
-        (215, 3): False,
-        (216, 3): True,
-        (216, 1): True,
+        (4, 71, 1, 8): False,
+        (4, 72, 1, 8): True,
+        (4, 72, 3, 8): False,
+        (4, 215, 3, 8): False,
+        (4, 216, 3, 8): True,
+        (4, 216, 1, 8): True,
+        (8, 256, 3, 16): False,
+        (8, 256, 3, 8): True,
     }
 
 
-@pytest.mark.parametrize("point", POINTS, ids=lambda p: f"{p.buffers}-buffers")
+@pytest.mark.parametrize("point", POINTS, ids=lambda p: f"{p.slots}-slots-{p.buffers}-buffers")
 def test_flink_agrees_with_the_model_and_the_lint(point: Point, flink_cluster, jar_id, flinktune_cli):
-    flink_cluster.use_taskmanagers(
-        2,
-        **{
-            "taskmanager.numberOfTaskSlots": SLOTS,
-            "taskmanager.memory.network.min": f"{point.buffers * SEGMENT // 1024}kb",
-            "taskmanager.memory.network.max": f"{point.buffers * SEGMENT // 1024}kb",
-        },
-    )
+    network = f"{point.buffers * SEGMENT // 1024}kb"
+    flink_cluster.use_taskmanagers(2, **{
+        "taskmanager.numberOfTaskSlots": point.slots,
+        "taskmanager.memory.network.min": network,
+        "taskmanager.memory.network.max": network,
+    })  # fmt: skip
     tms = flink_cluster.get("/taskmanagers")["taskmanagers"]
-    assert [tm["slotsNumber"] for tm in tms] == [SLOTS, SLOTS]
-    lint_fires = _lint_fires(flinktune_cli, flink_cluster.tm_config_file)
-    worst = worst_case_taskmanager_buffers(PARALLELISM, SLOTS, SETTINGS).required
-    assert lint_fires == (point.buffers < worst)
+    assert [tm["slotsNumber"] for tm in tms] == [point.slots, point.slots]
 
-    for exchanges in point.jobs:
-        job_id = flink_cluster.submit(
-            jar_id, PARALLELISM, name=f"buffers-{point.buffers}-x{exchanges}", rate=200, exchanges=exchanges
-        )
+    for run in point.runs:
+        name = f"buffers-{point.buffers}-x{run.exchanges}-p{run.parallelism}"
+        job_id = flink_cluster.submit(jar_id, run.parallelism, name=name, rate=200, exchanges=run.exchanges)
         try:
             state, error = _outcome(flink_cluster, job_id)
             graph = graph_from_plan(flink_cluster.get(f"/jobs/{job_id}/plan"))
@@ -168,9 +173,9 @@ def test_flink_agrees_with_the_model_and_the_lint(point: Point, flink_cluster, j
             if flink_cluster.job_state(job_id) not in ("FAILED", "CANCELED", "FINISHED"):
                 flink_cluster.cancel(job_id)
         # The graph Flink actually built gives the model the same requirement as ours.
-        assert len(graph.edges) == exchanges
-        demand = busiest_taskmanager(taskmanager_buffers(graph, SETTINGS, SLOTS))
-        assert demand.required == required_buffers(GRAPHS[exchanges])
+        assert len(graph.edges) == run.exchanges
+        demand = busiest_taskmanager(taskmanager_buffers(graph, SETTINGS, point.slots))
+        assert demand.required == required_buffers(job_graph(run.exchanges, run.parallelism), point.slots)
         model = fits(demand, point.buffers, SEGMENT)
         if model.fits:
             assert state == "RUNNING", (
@@ -183,12 +188,18 @@ def test_flink_agrees_with_the_model_and_the_lint(point: Point, flink_cluster, j
                 f"The total number of network buffers is currently set to {point.buffers} of {SEGMENT}"
                 in error
             )
-        if exchanges == 1 and state == "FAILED":
-            # The lint's stated worst case is this job's shape: it must have warned.
+
+        # The lint sees only the config: it must agree with its own stated worst case, and for a job of that
+        # shape (one all-to-all exchange) it must have fired whenever Flink failed.
+        lint_fires = _lint_fires(flinktune_cli, flink_cluster.tm_config_file, run.parallelism)
+        worst = worst_case_taskmanager_buffers(run.parallelism, point.slots, SETTINGS).required
+        assert lint_fires == (point.buffers < worst)
+        if run.exchanges == 1 and state == "FAILED":
             assert lint_fires
 
 
 def test_lint_threshold_minus_real_requirement_is_the_local_channels_exclusive_buffers():
-    worst = worst_case_taskmanager_buffers(PARALLELISM, SLOTS, SETTINGS).required
-    local_per_gate = SLOTS  # all-to-all, full TaskManagers: the producers in the same TaskManager
-    assert worst - R1 == SLOTS * SETTINGS.buffers_per_channel * local_per_gate
+    slots, parallelism = 4, 8
+    worst = worst_case_taskmanager_buffers(parallelism, slots, SETTINGS).required
+    local_per_gate = slots  # all-to-all, full TaskManagers: the producers in the same TaskManager
+    assert worst - R1 == slots * SETTINGS.buffers_per_channel * local_per_gate

@@ -75,3 +75,52 @@ def test_cache_can_be_switched_off(tmp_path: Path, monkeypatch) -> None:  # type
     monkeypatch.setenv("FLINKTUNE_NO_CACHE", "1")
     load_rules()
     assert not (tmp_path / CACHE_FILE_NAME).exists()
+
+
+CERTIFIED_PROBE = (
+    "import sys\n"
+    "from flinktune.rules import load_rules, evaluate_document\n"
+    "from flinktune.config.reader import read_config_text\n"
+    "from flinktune.versions import parse_version\n"
+    "ruleset = load_rules(extra_dirs=sys.argv[1:])\n"
+    "rule = ruleset.get('FTX001')\n"
+    "deferred = rule.condition._root is None\n"
+    "doc = read_config_text('taskmanager.numberOfTaskSlots: 100\\n', 'flink-conf.yaml')[0]\n"
+    "codes = [f.code for f in evaluate_document(ruleset, doc, parse_version('1.20'))]\n"
+    "print(deferred, 'FTX001' in codes, rule.condition == rule.condition.__class__(rule.condition.source,"
+    " rule.condition.root))\n"
+)
+
+
+def test_clean_rules_are_parsed_on_first_use_from_the_second_run(tmp_path: Path) -> None:
+    # The first run validates and compiles (and notes that the text compiled cleanly); later runs
+    # build the same rule with its conditions parsed only when evaluated, with the same result.
+    cache = tmp_path / "cache"
+    rules = tmp_path / "rules"
+    rules.mkdir()
+    (rules / "a.yaml").write_text(RULE, encoding="utf-8")
+    env = {**os.environ, "FLINKTUNE_CACHE_DIR": str(cache)}
+
+    def run() -> str:
+        result = subprocess.run([sys.executable, "-c", CERTIFIED_PROBE, str(rules)], capture_output=True,
+                                text=True, env=env, timeout=120)
+        assert result.returncode == 0, result.stderr
+        return result.stdout.strip()
+
+    assert run() == "False True True"
+    assert run() == "True True True"
+
+
+def test_entries_of_other_versions_do_not_pile_up(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    # Each flinktune version (salt) keeps its own entries; only a few other salts are kept, so an
+    # upgrade does not leave old entries to be parsed on every start.
+    from flinktune.rules.loader import MAX_CACHE_SALTS, ValidatedCache
+
+    monkeypatch.setenv("FLINKTUNE_CACHE_DIR", str(tmp_path))
+    stale = {f"{i:064x}": {f"{j:064x}": {"x": j} for j in range(50)} for i in range(6)}
+    (tmp_path / CACHE_FILE_NAME).write_text(json.dumps({"by_salt": stale}), encoding="utf-8")
+    assert load_rules().get("FTC001") is not None
+    saved = json.loads((tmp_path / CACHE_FILE_NAME).read_text(encoding="utf-8"))["by_salt"]
+    mine = ValidatedCache(tmp_path / CACHE_FILE_NAME).salt.hex()
+    assert next(iter(saved)) == mine and len(saved) == MAX_CACHE_SALTS
+    assert len(saved[mine]) >= 40                      # the bundled rules, each validated and compiled

@@ -1,0 +1,324 @@
+"""Benchmark: ``flinktune analyze`` (PySpark, whole process) against the same analysis in DuckDB.
+
+Generates canonical long-format dumps (zstd parquet, sorted by time like a reporter writes them) of
+1e6, 1e7 and 5e7 rows: 5 vertices x 20 subtasks x 20 metrics = 2000 series, the number of samples per
+series growing with the row count (so the work grows linearly), with a slow sink built in.
+
+Both sides run as separate processes, start-up included:
+- flinktune: ``python -m flinktune analyze DUMP --format json`` (embedded local Spark, tuned defaults);
+- DuckDB: this file with ``--duckdb DUMP``: the same one-pass slot aggregation, warm-up trim, counter
+  rates with resets and per-series summary in SQL, then the same pure-Python diagnosis; both must name
+  the same origin and cause.
+
+Usage: python benchmarks/bench_analyze.py [--rows 1e6,1e7,5e7] [--repeat 3]
+                                          [--out benchmarks/results/analyze.md]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+VERTICES = ("Source: Gen", "Parse", "KeyedAgg", "Enrich", "Sink: Writer")
+SUBTASKS = 20
+START_MS = 1_790_000_000_000
+INTERVAL_MS = 1000
+
+
+def _metrics() -> tuple[str, ...]:
+    from flinktune.analysis import names
+
+    return names.METRICS
+
+
+def generate(rows: int, out: Path) -> Path:
+    """A slow-sink dump of about ``rows`` rows, written in time chunks to bound memory."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    metrics = _metrics()
+    nseries = len(VERTICES) * SUBTASKS * len(metrics)
+    samples = max(2, rows // nseries)
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / "metrics.parquet"
+    rng = np.random.default_rng(42)
+    v_idx = np.repeat(np.arange(len(VERTICES)), SUBTASKS * len(metrics))
+    s_idx = np.tile(np.repeat(np.arange(SUBTASKS), len(metrics)), len(VERTICES))
+    m_idx = np.tile(np.arange(len(metrics)), len(VERTICES) * SUBTASKS)
+    sink = v_idx == len(VERTICES) - 1
+    mname = np.asarray(metrics)
+    base = {  # per-second value per (vertex role, metric); counters grow by this per second
+        "backPressuredTimeMsPerSecond": np.where(sink, 0.0, 900.0),
+        "busyTimeMsPerSecond": np.where(sink, 980.0, 60.0),
+        "idleTimeMsPerSecond": np.where(sink, 20.0, 40.0),
+        "isBackPressured": np.where(sink, 0.0, 1.0),
+        "backPressureRatio": np.where(sink, 0.0, 0.9),
+        "outPoolUsage": np.where(sink, 0.0, 1.0),
+        "inPoolUsage": np.where(v_idx == 0, 0.0, np.where(sink, 1.0, 0.9)),
+        "inputFloatingBuffersUsage": np.where(v_idx == 0, 0.0, 1.0),
+        "inputExclusiveBuffersUsage": np.where(v_idx == 0, 0.0, 0.9),
+        "numRecordsInPerSecond": np.full(len(v_idx), 1000.0),
+        "numRecordsOutPerSecond": np.full(len(v_idx), 1000.0),
+        "numBytesOutPerSecond": np.full(len(v_idx), 130_000.0),
+        "numBytesInRemotePerSecond": np.full(len(v_idx), 65_000.0),
+        "numBuffersInRemotePerSecond": np.full(len(v_idx), 3.0),
+        "numRecordsIn": np.full(len(v_idx), 1000.0),
+        "numRecordsOut": np.full(len(v_idx), 1000.0),
+        "numBytesOut": np.full(len(v_idx), 130_000.0),
+        "numBytesInRemote": np.full(len(v_idx), 65_000.0),
+        "numBuffersInRemote": np.full(len(v_idx), 3.0),
+        "numBuffersOut": np.full(len(v_idx), 4.0),
+    }
+    level = np.zeros(len(v_idx))
+    for i, m in enumerate(metrics):
+        level = np.where(m_idx == i, base[m], level)
+    counter = np.isin(
+        mname[m_idx],
+        [
+            "numRecordsIn",
+            "numRecordsOut",
+            "numBytesOut",
+            "numBytesInRemote",
+            "numBuffersInRemote",
+            "numBuffersOut",
+        ],
+    )
+    vertex_ids = [f"{i:032x}" for i in range(1, len(VERTICES) + 1)]
+    dict_vid = pa.array(vertex_ids)
+    dict_name = pa.array(list(VERTICES))
+    dict_metric = pa.array(list(metrics))
+    dict_tm = pa.array(["tm-0", "tm-1"])
+    schema = pa.schema(
+        [
+            ("ts", pa.int64()),
+            ("job_id", pa.dictionary(pa.int32(), pa.string())),
+            ("vertex_id", pa.dictionary(pa.int32(), pa.string())),
+            ("task_name", pa.dictionary(pa.int32(), pa.string())),
+            ("subtask_index", pa.int32()),
+            ("tm_id", pa.dictionary(pa.int32(), pa.string())),
+            ("metric", pa.dictionary(pa.int32(), pa.string())),
+            ("value", pa.float64()),
+        ]
+    )
+    chunk = max(1, 2_000_000 // nseries)
+    with pq.ParquetWriter(path, schema, compression="zstd") as writer:
+        for t0 in range(0, samples, chunk):
+            t = np.arange(t0, min(samples, t0 + chunk))
+            nt = len(t)
+            ts = np.repeat(START_MS + t * INTERVAL_MS, nseries)
+            lv = np.tile(level, nt)
+            noise = rng.normal(0.0, 0.02, nseries * nt)
+            is_counter = np.tile(counter, nt)
+            value = np.where(is_counter, lv * np.repeat(t, nseries), np.clip(lv * (1 + noise), 0, None))
+            n = nseries * nt
+            table = pa.table(
+                {
+                    "ts": ts,
+                    "job_id": pa.DictionaryArray.from_arrays(np.zeros(n, np.int32), pa.array(["bench-job"])),
+                    "vertex_id": pa.DictionaryArray.from_arrays(
+                        np.tile(v_idx, nt).astype(np.int32), dict_vid
+                    ),
+                    "task_name": pa.DictionaryArray.from_arrays(
+                        np.tile(v_idx, nt).astype(np.int32), dict_name
+                    ),
+                    "subtask_index": np.tile(s_idx, nt).astype(np.int32),
+                    "tm_id": pa.DictionaryArray.from_arrays(
+                        (np.tile(s_idx, nt) % 2).astype(np.int32), dict_tm
+                    ),
+                    "metric": pa.DictionaryArray.from_arrays(
+                        np.tile(m_idx, nt).astype(np.int32), dict_metric
+                    ),
+                    "value": value,
+                },
+                schema=schema,
+            )
+            writer.write_table(table, row_group_size=1_000_000)
+    plan_nodes = []
+    for i, (vid, name) in enumerate(zip(vertex_ids, VERTICES, strict=True)):
+        node: dict[str, object] = {"id": vid, "parallelism": SUBTASKS, "description": f"{name}<br/>"}
+        if i:
+            node["inputs"] = [
+                {"num": 0, "id": vertex_ids[i - 1], "ship_strategy": "HASH", "exchange": "pipelined_bounded"}
+            ]
+        plan_nodes.append(node)
+    (out / "plan.json").write_text(
+        json.dumps({"plan": {"jid": "bench-job", "name": "bench", "nodes": plan_nodes}})
+    )
+    return path
+
+
+# --- the DuckDB side ------------------------------------------------------------------------------
+
+
+def duckdb_analysis(folder: Path) -> dict[str, object]:
+    import duckdb
+
+    from flinktune.analysis import names
+    from flinktune.analysis.diagnose import Environment, build_vertices, diagnose_job
+    from flinktune.analysis.facts import pivot_subtasks, series_from_rows
+    from flinktune.analysis.plan import load_plan
+
+    path = str(folder / "metrics.parquet")
+    con = duckdb.connect()
+    con.execute("SET threads TO 2")
+    lo, hi = con.execute(f"SELECT min(ts), max(ts) FROM read_parquet('{path}')").fetchone()  # type: ignore[misc]
+    slot_ms = max(1, math.ceil((hi - lo + 1) / 40))
+    metric_list = ", ".join(f"'{m}'" for m in names.METRICS)
+    lo_case = " ".join(f"WHEN '{m}' THEN {a}" for m, (a, _) in names.THRESHOLDS.items())
+    hi_case = " ".join(f"WHEN '{m}' THEN {b}" for m, (_, b) in names.THRESHOLDS.items())
+    counters = ", ".join(f"'{m}'" for m in names.COUNTERS)
+    sql = f"""
+    WITH raw AS (
+      SELECT coalesce(job_id, '') AS job_key, coalesce(vertex_id, task_name) AS vertex_key, subtask_index,
+             metric::VARCHAR AS metric, 1 AS rank, ts, CASE WHEN isnan(value) THEN NULL ELSE value END AS v,
+             floor((ts - {lo}) / {slot_ms})::INT AS slot, job_id::VARCHAR AS job_id,
+             task_name::VARCHAR AS task_name, tm_id::VARCHAR AS tm_id,
+             CASE metric::VARCHAR {lo_case} END AS lo_t, CASE metric::VARCHAR {hi_case} END AS hi_t
+      FROM read_parquet('{path}') WHERE metric::VARCHAR IN ({metric_list})),
+    slots AS (
+      SELECT job_key, vertex_key, subtask_index, metric, rank, slot, job_id, task_name, tm_id,
+             count(v) AS n, sum(v) AS s, max(v) AS mx, count(*) FILTER (WHERE v > lo_t) AS n_lo,
+             count(*) FILTER (WHERE v > hi_t) AS n_hi, min(ts) AS t0, max(ts) AS t1,
+             arg_min(v, ts) AS v0, arg_max(v, ts) AS v1
+      FROM raw GROUP BY ALL),
+    trimmed AS (
+      SELECT * FROM (SELECT *, min(t0) OVER (PARTITION BY job_key) AS js,
+                            max(t1) OVER (PARTITION BY job_key) AS je
+                     FROM slots) WHERE t1 >= js + (je - js) * 0.1),
+    deltas AS (
+      SELECT *, coalesce(CASE WHEN v1 < mx THEN mx - v0 + v1 ELSE v1 - v0 END, 0)
+               + coalesce(CASE WHEN lag(v1) OVER w IS NULL THEN 0
+                               WHEN v0 >= lag(v1) OVER w THEN v0 - lag(v1) OVER w
+                               ELSE v0 END, 0) AS delta
+      FROM trimmed
+      WINDOW w AS (PARTITION BY job_key, vertex_key, subtask_index, metric, rank ORDER BY slot, t0))
+    SELECT job_key, vertex_key, subtask_index, metric, rank, sum(n) AS n, sum(s) / sum(n) AS mean,
+           max(mx) AS max,
+           sum(n_lo) / sum(n) AS frac_lo, sum(n_hi) / sum(n) AS frac_hi, sum(delta) AS delta,
+           min(t0) AS t_first, max(t1) AS t_last, any_value(job_id) AS job_id, NULL AS job_name,
+           NULL AS vertex_id, any_value(task_name) AS task_name, any_value(tm_id) AS tm_id,
+           CASE WHEN metric IN ({counters}) AND max(t1) > min(t0)
+                THEN sum(delta) / ((max(t1) - min(t0)) / 1000.0) END AS rate
+    FROM deltas GROUP BY job_key, vertex_key, subtask_index, metric, rank
+    """
+    cur = con.execute(sql)
+    cols = [d[0] for d in cur.description]
+    rows = [dict(zip(cols, r, strict=True)) for r in cur.fetchall()]
+    series = series_from_rows(rows)
+    plan = load_plan(folder / "plan.json")
+    seen = {(s.job_key, s.vertex_key): s.task_name for s in series if s.task_name}
+    by_job = build_vertices(pivot_subtasks(series), plan, seen)  # type: ignore[arg-type]
+    ((job_key, vertices),) = by_job.items()
+    diag = diagnose_job(job_key, vertices, plan, Environment())
+    return {"origins": [[o.name, o.cause] for o in diag.origins], "series": len(rows)}
+
+
+def _time(cmd: list[str]) -> tuple[float, str]:
+    t = time.perf_counter()
+    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=REPO, env={**os.environ, "NO_COLOR": "1"})
+    elapsed = time.perf_counter() - t
+    if proc.returncode not in (0, 1):
+        raise SystemExit(f"{' '.join(cmd)} failed ({proc.returncode}): {proc.stderr[-2000:]}")
+    return elapsed, proc.stdout
+
+
+def run(rows_list: list[int], repeat: int, out_file: Path, work: Path) -> None:
+    lines = []
+    results = []
+    for rows in rows_list:
+        folder = work / f"dump-{rows:.0e}"
+        if not (folder / "metrics.parquet").exists():
+            t = time.perf_counter()
+            generate(rows, folder)
+            print(f"generated {rows:.0e} rows in {time.perf_counter() - t:.1f}s", flush=True)
+        import pyarrow.parquet as pq
+
+        actual = pq.read_metadata(folder / "metrics.parquet").num_rows
+        size_mb = (folder / "metrics.parquet").stat().st_size / 1e6
+        spark_times, duck_times, loads = [], [], []
+        spark_origin = duck_origin = None
+        for _ in range(repeat if rows < 5e7 else 1):
+            loads.append(os.getloadavg()[0])
+            t, text = _time(
+                [
+                    sys.executable,
+                    "-m",
+                    "flinktune",
+                    "analyze",
+                    str(folder),
+                    "--format",
+                    "json",
+                    "--no-progress",
+                ]
+            )
+            spark_times.append(t)
+            doc = json.loads(text)
+            spark_origin = [[o["vertex"], o["cause"]] for o in doc["jobs"][0]["origins"]]
+            t, text = _time([sys.executable, str(Path(__file__).resolve()), "--duckdb", str(folder)])
+            duck_times.append(t)
+            duck_origin = json.loads(text)["origins"]
+            print(f"{rows:.0e}: spark {spark_times[-1]:.1f}s duckdb {duck_times[-1]:.1f}s", flush=True)
+        same = spark_origin == duck_origin
+        s, d = statistics.median(spark_times), statistics.median(duck_times)
+        results.append((actual, size_mb, s, d, same, spark_origin, len(spark_times), statistics.mean(loads)))
+    load = os.getloadavg()
+    lines.append("# `flinktune analyze` vs the same analysis in DuckDB")
+    lines.append("")
+    lines.append(
+        f"Machine: {os.cpu_count()} cores, load average at the end {load[0]:.1f} / {load[1]:.1f} / "
+        f"{load[2]:.1f} (1/5/15 min; the machine is shared, so absolute times are noisy). "
+        "Whole processes, start-up included, median of the runs shown. Generated slow-sink dumps "
+        "(2000 series, zstd parquet) by `benchmarks/bench_analyze.py`."
+    )
+    lines.append("")
+    lines.append(
+        "| rows | parquet MB | runs | load avg | flinktune (Spark) s | DuckDB s | ratio | same origin+cause |"
+    )
+    lines.append("|---:|---:|---:|---:|---:|---:|---:|---|")
+    for actual, size_mb, s, d, same, origin, runs, load1 in results:
+        lines.append(
+            f"| {actual:,} | {size_mb:.0f} | {runs} | {load1:.1f} | {s:.1f} | {d:.1f} | {s / d:.1f}x | "
+            f"{'yes' if same else 'NO'} {origin} |"
+        )
+    lines.append("")
+    if len(results) >= 2:
+        (r0, _, s0, *_), (r1, _, s1, *_) = results[0], results[-1]  # type: ignore[misc]
+        lines.append(
+            f"Growth: {r1 / r0:.0f}x the rows took {s1 / s0:.1f}x the time (fixed start-up cost included)."
+        )
+    out_file.write_text("\n".join(lines) + "\n")
+    print("\n".join(lines))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--rows", default="1e6,1e7,5e7")
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--out", default=str(REPO / "benchmarks" / "results" / "analyze.md"))
+    parser.add_argument("--work", default=None, help="Folder for generated dumps (kept for reuse).")
+    parser.add_argument("--duckdb", default=None, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.duckdb:
+        print(json.dumps(duckdb_analysis(Path(args.duckdb))))
+        return
+    work = Path(args.work) if args.work else Path(tempfile.gettempdir()) / "flinktune-bench-analyze"
+    rows = [int(float(x)) for x in args.rows.split(",")]
+    run(rows, args.repeat, Path(args.out), work)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,168 @@
+"""The typer-free route of ``flinktune lint`` (flinktune/cli/lint_run.py) agrees with the typer command.
+
+``flinktune.cli.app.main`` parses a plain ``lint`` command line itself (typer with pydantic under
+it costs more than the lint) and leaves anything else to typer. These tests pin the two together:
+same options, same parsed arguments, same output and exit codes, and the light route really does
+not import typer, pydantic, numpy or pyspark.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import typer.main
+from typer.testing import CliRunner
+
+from flinktune.cli import lint_run
+from flinktune.cli.app import app
+from flinktune.cli.lint_run import OPTIONS, LintArgs, parse_lint_args
+
+FIXTURE_RULES = str(Path(__file__).resolve().parent / "rules_fixture")
+
+
+@pytest.fixture(autouse=True)
+def _no_project_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("GITHUB_ACTIONS", raising=False)
+
+
+def _lint_command():  # type: ignore[no-untyped-def]
+    return typer.main.get_command(app).commands["lint"]  # type: ignore[attr-defined]
+
+
+def test_option_table_matches_the_typer_command() -> None:
+    seen: set[str] = set()
+    for param in _lint_command().params:
+        if param.param_type_name == "argument":
+            assert param.name == "files" and param.nargs == -1 and param.required
+            continue
+        if param.name == "help":
+            continue
+        for flag in (*param.opts, *param.secondary_opts):
+            assert flag in OPTIONS, f"{flag} is an option of `flinktune lint` but not in lint_run.OPTIONS"
+            field, kind = OPTIONS[flag]
+            assert field == param.name, flag
+            assert (kind == "flag") == bool(param.is_flag), flag
+            assert kind.endswith("*") == bool(param.multiple), flag
+            annotation = param.type_descriptor.annotation
+            expected = {"flag": bool, "int": int, "str": str, "path": Path}[kind.rstrip("*")]
+            if kind.endswith("*"):
+                assert annotation == list[expected], (flag, annotation)  # type: ignore[valid-type]
+            else:
+                assert annotation is expected, (flag, annotation)
+            assert param.min == (1 if kind == "int" else None), flag
+            assert param.envvar is None, flag           # no environment variables to honour
+            seen.add(flag)
+    assert seen == set(OPTIONS), f"options only in lint_run.OPTIONS: {sorted(set(OPTIONS) - seen)}"
+    assert set(LintArgs._fields) == {field for field, _ in OPTIONS.values()} | {"files"}
+
+
+COMMAND_LINES = [
+    ["a.yaml"],
+    ["a.yaml", "b.yaml", "--format", "json"],
+    ["-f", "sarif", "--fail-on=error", "a.yaml"],
+    ["--select", "FTC0,FTC1", "--select", "FTN", "--ignore=FTC021", "a.yaml"],
+    ["--rules", "r1", "--rules=r2", "--no-bundled-rules", "a.yaml"],
+    ["--flink-version", "2.0", "--parallelism", "8", "--slots=4", "--taskmanagers", "3", "a.yaml"],
+    ["--config", "cfg.yaml", "--baseline", "base.json", "-o", "out.txt", "-v", "--no-color", "a.yaml"],
+    ["--write-baseline", "w.json", "--fix", "--follow-symlinks", "--verbose", "a.yaml"],
+    ["a.yaml", "--", "--weird-name.yaml"],
+    ["folder/", "*.yaml", "--output", "o.txt"],
+]
+
+
+@pytest.mark.parametrize("argv", COMMAND_LINES, ids=lambda argv: " ".join(argv))
+def test_same_arguments_as_typer(argv: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    captured: list[LintArgs] = []
+
+    def fake_run(args: LintArgs, **_: object) -> int:
+        captured.append(args)
+        return 0
+
+    monkeypatch.setattr(lint_run, "run_lint", fake_run)
+    result = CliRunner().invoke(app, ["lint", *argv])
+    assert result.exit_code == 0, result.output
+    assert parse_lint_args(argv) == captured[0]
+
+
+@pytest.mark.parametrize("argv", [
+    [],                                   # no file: typer says so
+    ["--help"],
+    ["a.yaml", "--bogus"],
+    ["a.yaml", "--format"],               # missing value
+    ["--parallelism", "0", "a.yaml"],     # below the minimum
+    ["--parallelism", "x", "a.yaml"],
+    ["--parallelism", "+4", "a.yaml"],    # spellings typer may read differently: leave them to typer
+    ["-vf", "json", "a.yaml"],            # bundled short flags
+    ["--fix=yes", "a.yaml"],
+    ["--format", "", "a.yaml"],
+    ["--output", "-", "a.yaml"],
+    ["-"],
+])
+def test_unusual_command_lines_go_to_typer(argv: list[str]) -> None:
+    assert parse_lint_args(argv) is None
+
+
+def _flinktune(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("GITHUB_ACTIONS", "NO_COLOR")}
+    return subprocess.run([sys.executable, "-m", "flinktune", *args], capture_output=True, text=True,
+                          cwd=cwd, env=env, timeout=120)
+
+
+def test_same_output_and_exit_codes_as_the_typer_route(tmp_path: Path) -> None:
+    good = tmp_path / "flink-conf.yaml"
+    good.write_text("taskmanager.numberOfTaskSlots: 4\njobmanager.rpc.ardress: x\n", encoding="utf-8")
+    bad = tmp_path / "b" / "flink-conf.yaml"
+    bad.parent.mkdir()
+    bad.write_bytes(b"\x00\x01binary")
+    cases = [
+        [str(good)],
+        [str(good), "--format", "json"],
+        [str(good), "--fail-on", "error"],
+        [str(good), str(bad), str(tmp_path / "missing.yaml")],
+        ["--fail-on", "fatal", str(good)],
+        ["--no-bundled-rules", "--rules", FIXTURE_RULES, "--select", "FTZ", str(good)],
+        ["--rules", str(tmp_path / "no-such-folder"), str(good)],
+    ]
+    for args in cases:
+        fast = _flinktune("lint", *args, cwd=tmp_path)
+        typed = CliRunner().invoke(app, ["lint", *args])
+        assert "Traceback" not in fast.stderr, fast.stderr
+        expected = (typed.exit_code, typed.stdout, typed.stderr)
+        assert (fast.returncode, fast.stdout, fast.stderr) == expected, args
+
+
+def test_light_route_imports_neither_typer_nor_pydantic_numpy_pyspark(tmp_path: Path) -> None:
+    conf = tmp_path / "flink-conf.yaml"
+    conf.write_text("taskmanager.numberOfTaskSlots: 4\n", encoding="utf-8")
+    probe = (
+        "import sys\n"
+        f"sys.argv = ['flinktune', 'lint', {str(conf)!r}]\n"
+        "from flinktune.cli.app import main\n"
+        "try:\n"
+        "    main()\n"
+        "except SystemExit as done:\n"
+        "    code = done.code\n"
+        "heavy = sorted({m.split('.')[0] for m in sys.modules} & {'typer', 'click', 'rich', 'pydantic',"
+        " 'numpy', 'pyspark', 'yaml'})\n"
+        "print('EXIT', code, 'HEAVY=' + ','.join(heavy))\n"
+    )
+    # Twice: the first run may fill the validated-rules cache (pydantic), the second must not need it.
+    for _ in range(2):
+        result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=tmp_path,
+                                timeout=120)
+        assert result.returncode == 0, result.stderr
+    assert result.stdout.strip().splitlines()[-1] == "EXIT 0 HEAVY=", result.stdout
+
+
+def test_typer_still_serves_help_and_usage_errors(tmp_path: Path) -> None:
+    helped = _flinktune("lint", "--help", cwd=tmp_path)
+    assert helped.returncode == 0 and "--flink-version" in helped.stdout
+    wrong = _flinktune("lint", "--bogus", "x.yaml", cwd=tmp_path)
+    assert wrong.returncode == 2 and "No such option" in wrong.stderr
+    other = _flinktune("rules", "list", cwd=tmp_path)
+    assert other.returncode == 0 and "FTC001" in other.stdout
