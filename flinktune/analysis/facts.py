@@ -58,7 +58,8 @@ def _clean(x: object) -> float | None:
     if x is None:
         return None
     f = float(x)  # type: ignore[arg-type]
-    return None if math.isnan(f) else f
+    # NaN (not measured) and infinities (a '+Inf' sample) are no usable statistic.
+    return f if math.isfinite(f) else None
 
 
 def series_from_rows(rows: Iterable[Mapping[str, object]]) -> list[SeriesStat]:

@@ -28,11 +28,13 @@ BUNDLED_PACKAGE = "flinktune.bundled_rules"
 MAX_RULE_FILE_BYTES = 256 * 1024
 MAX_YAML_NODES = 20_000
 RULE_SUFFIXES = (".yaml", ".yml")
-CACHE_FILE_NAME = "validated-rules.json"
+CACHE_FILE_NAME = "validated-rules.jsonl"
+_LEGACY_CACHE_FILE_NAME = "validated-rules.json"      # one JSON object, before salts had lines
 MAX_CACHE_ENTRIES = 1000
-# Entries are grouped by salt (flinktune version and its validation code), so an upgrade does not
-# leave the old entries behind to be parsed on every start; a few other salts are kept for people
-# who switch between installs.
+# The cache file holds one line per salt (flinktune version and its validation code): the salt in
+# hex, a space, then that salt's entries as JSON. A run decodes only its own line, so entries of
+# another install (an older version, a pre-commit environment) cost nothing to keep; the most
+# recently written few are kept.
 MAX_CACHE_SALTS = 3
 
 
@@ -258,19 +260,25 @@ class ValidatedCache:
         self.path = path
         self.salt = _salt()
         self.entries: dict[str, Any] = {}
-        self.others: dict[str, Any] = {}          # other salts' entries, kept as they are
+        self.others: list[str] = []               # other salts' lines, kept undecoded
         self.used: dict[str, Any] = {}
         self.dirty = False
         if path is not None:
             try:
-                loaded = json.loads(path.read_text(encoding="utf-8"))
+                lines = path.read_text(encoding="utf-8").splitlines()
             except (OSError, ValueError):
-                loaded = None
-            by_salt = loaded.get("by_salt") if isinstance(loaded, dict) else None
-            if isinstance(by_salt, dict):
-                mine = by_salt.pop(self.salt.hex(), None)
-                self.entries = mine if isinstance(mine, dict) else {}
-                self.others = {k: v for k, v in by_salt.items() if isinstance(v, dict)}
+                lines = []
+            mine = self.salt.hex() + " "
+            for line in lines:
+                if line.startswith(mine) and not self.entries:
+                    try:
+                        loaded = json.loads(line[len(mine):])
+                    except ValueError:
+                        continue
+                    if isinstance(loaded, dict):
+                        self.entries = loaded
+                elif len(line) > len(mine) and line[len(mine) - 1] == " " and line[len(mine)] == "{":
+                    self.others.append(line)
 
     def digest(self, data: bytes) -> str:
         return sha256(self.salt + data).hexdigest()
@@ -294,15 +302,18 @@ class ValidatedCache:
                 break
             merged.setdefault(digest, data)
         # The current salt first; the most recently written other salts after it.
-        by_salt = {self.salt.hex(): merged, **dict(list(self.others.items())[:MAX_CACHE_SALTS - 1])}
+        lines = [f"{self.salt.hex()} {json.dumps(merged)}", *self.others[:MAX_CACHE_SALTS - 1]]
         import tempfile  # only when the cache changes: it is a slow import
 
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             handle, temp = tempfile.mkstemp(dir=self.path.parent, prefix=".rules-", suffix=".json")
             with os.fdopen(handle, "w", encoding="utf-8") as out:
-                json.dump({"by_salt": by_salt}, out)
+                out.write("\n".join(lines) + "\n")
             os.replace(temp, self.path)
+            legacy = self.path.with_name(_LEGACY_CACHE_FILE_NAME)
+            if legacy.exists():
+                legacy.unlink()
         except OSError:
             return
 

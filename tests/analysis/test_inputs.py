@@ -29,8 +29,10 @@ def test_glob_and_mixed_formats(tmp_path) -> None:  # type: ignore[no-untyped-de
     assert found == {"csv": 2, "json": 1}
 
 
-@pytest.mark.parametrize(("name", "message"), [("nope.parquet", "no such file"), ("*.nothing", "no file matches"),
-                                               ("x.xlsx", "unknown dump format")])
+@pytest.mark.parametrize(
+    ("name", "message"),
+    [("nope.parquet", "no such file"), ("*.nothing", "no file matches"), ("x.xlsx", "unknown dump format")],
+)
 def test_unusable_inputs(tmp_path, name: str, message: str) -> None:  # type: ignore[no-untyped-def]
     if name == "x.xlsx":
         (tmp_path / name).write_text("x")
