@@ -422,23 +422,34 @@ def _close_matches(word: str, possibilities: list[str], n: int, cutoff: float) -
     """Exactly ``difflib.get_close_matches(word, possibilities, n, cutoff)``, only faster.
 
     difflib computes the costly ``ratio()`` of every candidate that passes its cheap bounds. Here
-    candidates are taken in falling order of ``(quick_ratio, key)``, an upper bound of
-    ``(ratio, key)``; once that bound is below the n-th best ``(ratio, key)`` found so far, no later
-    candidate can enter the top n, so the rest is skipped. Same scores, same tie-breaking.
+    the bounds (difflib's ``real_quick_ratio`` and ``quick_ratio``: the same formulas, the second
+    from character counts) are computed without a SequenceMatcher per candidate, and candidates are
+    taken in falling order of ``(quick_ratio, key)``, an upper bound of ``(ratio, key)``: once it
+    is below the n-th best ``(ratio, key)`` so far, no later candidate can enter the top n. Same
+    scores, same tie-breaking.
     """
     import difflib  # only needed when a key is unknown; keeps the lint start-up lean
     import heapq
 
-    matcher = difflib.SequenceMatcher()
-    matcher.set_seq2(word)
+    counts: dict[str, int] = {}
+    for char in word:
+        counts[char] = counts.get(char, 0) + 1
+    word_length = len(word)
     bounded: list[tuple[float, str]] = []
     for candidate in possibilities:
-        matcher.set_seq1(candidate)
-        if matcher.real_quick_ratio() >= cutoff:
-            bound = matcher.quick_ratio()
-            if bound >= cutoff:
-                bounded.append((bound, candidate))
+        length = len(candidate) + word_length
+        if length:
+            if 2.0 * min(len(candidate), word_length) / length < cutoff:      # real_quick_ratio
+                continue
+            matches = sum(min(candidate.count(char), count) for char, count in counts.items())
+            bound = 2.0 * matches / length                                     # quick_ratio
+        else:
+            bound = 1.0
+        if bound >= cutoff:
+            bounded.append((bound, candidate))
     bounded.sort(reverse=True)
+    matcher = difflib.SequenceMatcher()
+    matcher.set_seq2(word)
     best: list[tuple[float, str]] = []          # a min-heap of the n best (ratio, key) so far
     for bound, candidate in bounded:
         if len(best) >= n and (bound, candidate) < best[0]:

@@ -19,6 +19,7 @@ No numpy here: the lint path and the rules engine import this module.
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -423,6 +424,13 @@ def _overlap(a: int, b: int, lo: int, hi: int) -> int:
     return max(0, min(b, hi) - max(a, lo))
 
 
+# A TaskManager: its index under the default placement, or the id a placement gives it (Flink's
+# ``taskmanager-id``, e.g. "127.0.0.1:44405-ec9a66").
+TaskManagerId = int | str
+# Where each subtask runs: (vertex id, subtask index) -> TaskManager.
+Placement = Mapping[tuple[str, int], TaskManagerId]
+
+
 @dataclass(frozen=True)
 class Request:
     """``count`` requests of ``size`` buffers each, in the order a TaskManager makes them."""
@@ -438,7 +446,7 @@ class SubtaskBuffers:
 
     vertex_id: str
     subtask: int
-    taskmanager: int
+    taskmanager: TaskManagerId   # k // slots by default, else the placement's id
     gates: tuple[GateBuffers, ...]
     partitions: tuple[PartitionBuffers, ...]
 
@@ -469,7 +477,7 @@ class SubtaskBuffers:
 class TaskManagerBuffers:
     """The buffer demand of one TaskManager (all subtasks placed on it)."""
 
-    taskmanager: int
+    taskmanager: TaskManagerId
     required: int
     target: int
     subtasks: int
@@ -481,15 +489,39 @@ def _placement(subtask: int, slots: int) -> int:
     return subtask // slots
 
 
-def subtask_buffers(graph: JobGraph, settings: BufferSettings, slots_per_taskmanager: int,
-                    *, all_remote: bool = False) -> list[SubtaskBuffers]:
-    """Every subtask's gates and partitions under default slot sharing.
+def _placed(graph: JobGraph, placement: Placement) -> dict[str, dict[TaskManagerId, list[int]]]:
+    """Per vertex and TaskManager, the (ascending) subtask indices it runs; every subtask must be placed."""
+    out: dict[str, dict[TaskManagerId, list[int]]] = {}
+    for vertex in graph.vertices:
+        per_tm: dict[TaskManagerId, list[int]] = {}
+        for k in range(vertex.parallelism):
+            tm = placement.get((vertex.id, k))
+            if tm is None:
+                raise ModelInputError(f"the placement names no TaskManager for subtask {k} of vertex "
+                                      f"'{vertex.id}' (parallelism {vertex.parallelism})")
+            if isinstance(tm, bool) or not isinstance(tm, int | str) or tm == "":
+                raise ModelInputError(f"TaskManager of subtask {k} of vertex '{vertex.id}' must be an id "
+                                      f"(text or number), got {tm!r}")
+            per_tm.setdefault(tm, []).append(k)
+        out[vertex.id] = per_tm
+    return out
 
-    Placement assumption: one slot sharing group; slot ``k`` holds subtask ``k`` of every vertex
-    (that has one) and TaskManager ``t`` holds slots ``[t*S, (t+1)*S)``. A channel is local when
-    producer and consumer subtasks share a TaskManager, unless ``all_remote``.
+
+def subtask_buffers(graph: JobGraph, settings: BufferSettings, slots_per_taskmanager: int,
+                    *, all_remote: bool = False, placement: Placement | None = None) -> list[SubtaskBuffers]:
+    """Every subtask's gates and partitions, and the TaskManager it runs in.
+
+    ``placement`` maps ``(vertex_id, subtask_index)`` to the TaskManager that runs it (what
+    ``flinktune collect`` records in ``job.json``; see ``placement_from_job_json``); every subtask of
+    the graph must be in it. Without it the placement is assumed: one slot sharing group, slot ``k``
+    holds subtask ``k`` of every vertex (that has one) and TaskManager ``t`` holds slots
+    ``[t*S, (t+1)*S)``. Flink's scheduler may place subtasks differently (it interleaves them with
+    ``cluster.evenly-spread-out-slots``), which changes the count when TaskManagers are not full or
+    edges are pointwise. A channel is local when producer and consumer subtasks share a
+    TaskManager, unless ``all_remote``.
     """
     slots = _positive_int("slots_per_taskmanager", slots_per_taskmanager)
+    placed = None if placement is None else _placed(graph, placement)
     inputs: dict[str, list[Edge]] = {v.id: [] for v in graph.vertices}
     outputs: dict[str, list[Edge]] = {v.id: [] for v in graph.vertices}
     for edge in graph.edges:
@@ -498,14 +530,21 @@ def subtask_buffers(graph: JobGraph, settings: BufferSettings, slots_per_taskman
     result = []
     for vertex in graph.vertices:
         for i in range(vertex.parallelism):
-            tm = _placement(i, slots)
+            tm = _placement(i, slots) if placement is None else placement[(vertex.id, i)]
             gates = []
             for edge in inputs[vertex.id]:
                 p_up = graph.vertex(edge.source).parallelism
                 a, b = ((0, p_up) if edge.all_to_all
                         else _pointwise_consumer_range(i, p_up, vertex.parallelism))
                 channels = b - a
-                local = 0 if all_remote else _overlap(a, b, tm * slots, (tm + 1) * slots)
+                if all_remote:
+                    local = 0
+                elif placed is None:
+                    local = _overlap(a, b, tm * slots, (tm + 1) * slots)  # type: ignore[operator]
+                else:
+                    # Producer subtasks in [a, b) that run in this subtask's TaskManager.
+                    same_tm = placed[edge.source].get(tm, [])
+                    local = bisect_left(same_tm, b) - bisect_left(same_tm, a)
                 gates.append(input_gate_buffers(settings, channels, channels - local, edge.partition_type))
             partitions = []
             for edge in outputs[vertex.id]:
@@ -517,20 +556,90 @@ def subtask_buffers(graph: JobGraph, settings: BufferSettings, slots_per_taskman
 
 
 def taskmanager_buffers(graph: JobGraph, settings: BufferSettings, slots_per_taskmanager: int,
-                        *, all_remote: bool = False) -> list[TaskManagerBuffers]:
-    """Per-TaskManager totals for a job graph (see ``subtask_buffers`` for the placement)."""
-    per_tm: dict[int, list[SubtaskBuffers]] = {}
-    for sb in subtask_buffers(graph, settings, slots_per_taskmanager, all_remote=all_remote):
+                        *, all_remote: bool = False, placement: Placement | None = None
+                        ) -> list[TaskManagerBuffers]:
+    """Per-TaskManager totals for a job graph (see ``subtask_buffers`` for the placement).
+
+    Sorted by TaskManager (index, or id when ``placement`` is given); TaskManagers the placement
+    gives no subtask of this graph do not appear.
+    """
+    per_tm: dict[TaskManagerId, list[SubtaskBuffers]] = {}
+    for sb in subtask_buffers(graph, settings, slots_per_taskmanager, all_remote=all_remote,
+                              placement=placement):
         per_tm.setdefault(sb.taskmanager, []).append(sb)
     locality = ", every channel remote" if all_remote else ", same-TaskManager channels local"
-    assumption = (f"default slot sharing, {slots_per_taskmanager} slots per TaskManager, slot k holds "
-                  f"subtask k of every vertex{locality}")
+    if placement is None:
+        assumption = (f"default slot sharing, {slots_per_taskmanager} slots per TaskManager, slot k holds "
+                      f"subtask k of every vertex{locality}")
+    else:
+        assumption = f"subtasks placed as given ({len(per_tm)} TaskManager(s)){locality}"
+    order = {v.id: n for n, v in enumerate(graph.vertices)}
     out = []
-    for tm, subtasks in sorted(per_tm.items()):
-        subtasks.sort(key=lambda s: (s.subtask, [v.id for v in graph.vertices].index(s.vertex_id)))
+    for tm, subtasks in sorted(per_tm.items(), key=lambda item: (isinstance(item[0], str), item[0])):
+        subtasks.sort(key=lambda s: (s.subtask, order[s.vertex_id]))
         requests = tuple(r for s in subtasks for r in s.requests())
         out.append(TaskManagerBuffers(tm, sum(s.required for s in subtasks), sum(s.target for s in subtasks),
                                       len(subtasks), requests, assumption))
+    return out
+
+
+_NO_TASKMANAGER = frozenset({"", "(unassigned)"})
+
+
+def _subtask_taskmanager(subtask: Mapping[str, object]) -> str | None:
+    """The TaskManager of one subtask entry: its id, else its ``host:data-port`` endpoint."""
+    for key in ("taskmanager_id", "taskmanager-id"):  # collect's job.json / Flink's REST answer
+        value = subtask.get(key)
+        if isinstance(value, str) and value not in _NO_TASKMANAGER:
+            return value
+    endpoint = subtask.get("endpoint")
+    if isinstance(endpoint, str) and endpoint not in _NO_TASKMANAGER:
+        return endpoint
+    # Before 1.15 the REST answer had only ``host``, spelled host:data-port; a bare host name cannot
+    # tell two TaskManagers on one machine apart, so it is not used.
+    host = subtask.get("host")
+    if isinstance(host, str) and ":" in host:
+        return host
+    return None
+
+
+def placement_from_job_json(data: object) -> dict[tuple[str, int], str]:
+    """Subtask placement, ``(vertex_id, subtask_index) -> TaskManager id``, for ``subtask_buffers``.
+
+    Reads ``flinktune collect``'s ``job.json`` (``{"job": ..., "vertices": [{"id", "subtasks":
+    [{"subtask", "taskmanager_id", ...}]}]}``), the same shape with Flink's REST spelling
+    (``taskmanager-id``, ``endpoint``: the ``subtasks`` of ``/jobs/:jobid/vertices/:vertexid``), a list
+    of such vertices, or one vertex. Subtasks not yet placed (``(unassigned)``, no id) are left out,
+    so the model names them if it needs them.
+    """
+    if isinstance(data, Mapping) and "vertices" in data:
+        vertices = data["vertices"]
+    elif isinstance(data, Mapping) and "subtasks" in data:
+        vertices = [data]
+    else:
+        vertices = data
+    if not isinstance(vertices, list):
+        raise ModelInputError("a placement needs a 'vertices' list, each vertex with 'id' and 'subtasks' "
+                              "(job.json from flinktune collect, or Flink's /jobs/:jobid/vertices/:vid)")
+    out: dict[tuple[str, int], str] = {}
+    for n, vertex in enumerate(vertices):
+        if not isinstance(vertex, Mapping) or not isinstance(vertex.get("id"), str) or not vertex["id"]:
+            raise ModelInputError(f"vertex {n} of the placement needs a non-empty 'id'")
+        vertex_id = vertex["id"]
+        subtasks = vertex.get("subtasks")
+        if not isinstance(subtasks, list):
+            raise ModelInputError(f"vertex '{vertex_id}' of the placement needs a 'subtasks' list")
+        for subtask in subtasks:
+            index = subtask.get("subtask") if isinstance(subtask, Mapping) else None
+            if isinstance(index, bool) or not isinstance(index, int) or index < 0:
+                raise ModelInputError(f"a subtask of vertex '{vertex_id}' needs a non-negative 'subtask' "
+                                      f"index, got {index!r}")
+            tm = _subtask_taskmanager(subtask)  # type: ignore[arg-type]
+            if tm is None:
+                continue
+            if out.setdefault((vertex_id, index), tm) != tm:
+                raise ModelInputError(f"subtask {index} of vertex '{vertex_id}' is listed twice, in "
+                                      f"TaskManagers {out[(vertex_id, index)]} and {tm}")
     return out
 
 

@@ -72,26 +72,25 @@ class Samples:
         mask = (self.metric == code) & (self.vertex == vertex)
         if subtask is not None:
             mask &= self.subtask == subtask
-        times = self.t_s[mask]
+            return self.t_s[mask], self.value[mask]
+        times, inverse = np.unique(self.t_s[mask], return_inverse=True)
         values = self.value[mask]
-        uniq = np.unique(times)
-        if subtask is not None:
-            return times, values
-        means = np.array([np.nanmean(values[times == t]) if np.any(~np.isnan(values[times == t]))
-                          else np.nan for t in uniq])
-        return uniq, means
+        ok = ~np.isnan(values)
+        sums = np.bincount(inverse[ok], weights=values[ok], minlength=len(times))
+        counts = np.bincount(inverse[ok], minlength=len(times))
+        with np.errstate(invalid="ignore", divide="ignore"):
+            means = np.where(counts > 0, sums / np.maximum(counts, 1), np.nan)
+        return times, means
 
     def rate(self, counter: str, vertex: int) -> tuple[np.ndarray, np.ndarray]:
         """Per-interval rate (per second) of a cumulative counter summed over subtasks."""
         code = self.metric_names.index(counter)
         mask = (self.metric == code) & (self.vertex == vertex)
-        times = self.t_s[mask]
-        values = self.value[mask]
-        uniq = np.unique(times)
-        totals = np.array([values[times == t].sum() for t in uniq])
-        prev_t = np.concatenate([[0.0], uniq[:-1]])
+        times, inverse = np.unique(self.t_s[mask], return_inverse=True)
+        totals = np.bincount(inverse, weights=self.value[mask], minlength=len(times))
+        prev_t = np.concatenate([[0.0], times[:-1]])
         prev_v = np.concatenate([[0.0], totals[:-1]])
-        return uniq, (totals - prev_v) / (uniq - prev_t)
+        return times, (totals - prev_v) / (times - prev_t)
 
 
 @dataclass(frozen=True)
