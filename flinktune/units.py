@@ -152,7 +152,7 @@ def parse_duration(text: str | int) -> Duration:
     else:
         raise ValueSyntaxError(
             f"duration value '{str(text).strip()}' has unknown unit '{unit}'"
-            " (use ms, s, min, h, d, us or ns)"
+            " (use ms, s, min, h, d, µs or ns)"
         )
     if number * multiplier // 10**9 > LONG_MAX:
         # java.time.Duration holds a long of seconds; Duration.of overflows past it.

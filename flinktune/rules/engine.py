@@ -21,7 +21,7 @@ class _Names(Mapping[str, object]):
     def __init__(self, rule: Rule, bindings: dict[str, Value], context: RuleContext, budget: Budget) -> None:
         self._rule = rule
         self._values: dict[str, object] = dict(bindings)
-        self._lets = dict(rule.lets)
+        self._lets = rule.let_map
         self._context = context
         self._budget = budget
         self._computing: set[str] = set()
@@ -121,10 +121,10 @@ def evaluate_document(ruleset: RuleSet, document: ConfigDocument, version: Flink
             bindings = {**base, "key": entry.key, "value": to_value(entry.value), "raw": entry.raw,
                         "line": entry.line}
             where = f"{entry.file}:{entry.line}"
+            here = Location(entry.file, entry.line, entry.key)
             for rule in key_rules:
-                here = Location(entry.file, entry.line, entry.key)
-                found = _run(rule, dict(bindings), context, where, here,
-                             entry.file)
+                # _Names copies the bindings, so one dict serves every rule of the entry.
+                found = _run(rule, bindings, context, where, here, entry.file)
                 if found is not None:
                     findings.append(found)
     issue_rules = ruleset.for_scope("issue", version)

@@ -318,6 +318,63 @@ class ValidatedCache:
             return
 
 
+# ---------------------------------------------------------------------------------------------
+# Validated data of the bundled rules, shipped in the package (flinktune/data/bundled_rules.json,
+# written by tools/rules/build_bundled_data.py): a fresh machine, such as a CI container, then
+# lints without importing pydantic at all on its first run. Used only for a bundled rule file
+# whose bytes, and the validation code (schema.py, spec.py, versions.py), match what the data was
+# built from; anything else is validated as usual.
+
+_HERE = Path(__file__).resolve().parent
+SHIPPED_FILE = _HERE.parent / "data" / "bundled_rules.json"
+_SHIPPED_SOURCES = (_HERE / "schema.py", _HERE / "spec.py", _HERE.parent / "versions.py")
+_shipped: dict[str, Any] | None = None
+
+
+def shipped_schema_digest() -> str:
+    """What the shipped data depends on besides the rule files themselves."""
+    parts = []
+    for path in _SHIPPED_SOURCES:
+        try:
+            parts.append(path.read_bytes())
+        except OSError:
+            parts.append(path.name.encode())
+    return sha256(b"\0".join(parts)).hexdigest()
+
+
+def shipped_validated(text: RuleText) -> dict[str, Any] | None:
+    """The shipped validated data of a bundled rule file, if it was built from these exact bytes."""
+    global _shipped
+    if _shipped is None:
+        _shipped = {}
+        try:
+            data = json.loads(SHIPPED_FILE.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            data = None
+        if isinstance(data, dict) and data.get("schema") == shipped_schema_digest():
+            files = data.get("files")
+            _shipped = files if isinstance(files, dict) else {}
+    entry = _shipped.get(text.source)
+    if not isinstance(entry, dict) or text.data is None:
+        return None
+    if entry.get("sha256") != sha256(text.data).hexdigest():
+        return None
+    validated = entry.get("validated")
+    return validated if isinstance(validated, dict) else None
+
+
+def build_shipped_data() -> dict[str, Any]:
+    """The shipped data for the bundled rules as they are now (validated with pydantic)."""
+    files: dict[str, Any] = {}
+    for text in bundled_rule_texts():
+        assert text.data is not None
+        validated, problems = _validate(text)
+        if validated is None:
+            raise RuleError(f"{text.source} does not validate", problems=tuple(problems))
+        files[text.source] = {"sha256": sha256(text.data).hexdigest(), "validated": validated}
+    return {"schema": shipped_schema_digest(), "files": files}
+
+
 def _validate(text: RuleText) -> tuple[dict[str, Any] | None, list[str]]:
     """Parse and validate with pydantic: the validated data, or every problem found."""
     data, problems = _parse_yaml(text)
@@ -343,6 +400,8 @@ def compile_rule(text: RuleText, cache: ValidatedCache | None = None) -> tuple[R
     digest = cache.digest(text.data) if cache is not None else ""
     validated = cache.get(digest) if cache is not None else None
     fresh = validated is None
+    if validated is None and text.bundled:
+        validated = shipped_validated(text)
     if validated is None:
         validated, problems = _validate(text)
         if validated is None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from functools import cached_property
 
 from flinktune.findings import Severity
 from flinktune.rules.lang import Condition
@@ -81,6 +82,11 @@ class Rule:
 
     def applies_to(self, version: FlinkVersion) -> bool:
         return self.version_range.contains(version)
+
+    @cached_property
+    def let_map(self) -> dict[str, Condition]:
+        """``lets`` as a mapping, built once (the engine looks let-names up on every evaluation)."""
+        return dict(self.lets)
 
 
 @dataclass(frozen=True)

@@ -36,6 +36,8 @@ from flinktune.model.buffers import (
     busiest_taskmanager,
     chain_graph,
     fits,
+    job_graph_from_plan,
+    placement_from_job_json,
     taskmanager_buffers,
     worst_case_taskmanager_buffers,
 )
@@ -203,3 +205,72 @@ def test_lint_threshold_minus_real_requirement_is_the_local_channels_exclusive_b
     worst = worst_case_taskmanager_buffers(parallelism, slots, SETTINGS).required
     local_per_gate = slots  # all-to-all, full TaskManagers: the producers in the same TaskManager
     assert worst - R1 == slots * SETTINGS.buffers_per_channel * local_per_gate
+
+
+def _collected_placement(cluster, job_id: str) -> dict[tuple[str, int], str]:
+    """Where Flink ran each subtask: /jobs/:jobid/vertices/:vertexid, as `flinktune collect` reads it."""
+    vertices = cluster.get(f"/jobs/{job_id}")["vertices"]
+    return placement_from_job_json([cluster.get(f"/jobs/{job_id}/vertices/{v['id']}") for v in vertices])
+
+
+def _run_and_place(cluster, jar_id: str, buffers: int, parallelism: int, exchanges: int):
+    name = f"placement-{buffers}-x{exchanges}-p{parallelism}"
+    job_id = cluster.submit(jar_id, parallelism, name=name, rate=200, exchanges=exchanges)
+    try:
+        state, error = _outcome(cluster, job_id)
+        graph = job_graph_from_plan(cluster.get(f"/jobs/{job_id}/plan"))
+        placement = _collected_placement(cluster, job_id)
+    finally:
+        if cluster.job_state(job_id) not in ("FAILED", "CANCELED", "FINISHED"):
+            cluster.cancel(job_id)
+    return state, error, graph, placement
+
+
+def test_the_model_with_the_collected_placement_finds_the_exact_boundary(flink_cluster, jar_id):
+    """p=8 on 2 x 8 slots, three exchanges: TaskManagers half full, so where subtasks land decides.
+
+    The default placement (slot k holds subtask k, TaskManager 0 full) says 240 buffers; the harness runs
+    with cluster.evenly-spread-out-slots, so Flink spreads the subtasks and needs fewer. The model fed
+    with the placement Flink reports must give the requirement N at which the job runs and below which
+    it fails with Flink's own message.
+    """
+    slots, parallelism, exchanges = 8, 8, 3
+
+    def use(buffers: int) -> None:
+        network = f"{buffers * SEGMENT // 1024}kb"
+        flink_cluster.use_taskmanagers(2, **{
+            "taskmanager.numberOfTaskSlots": slots,
+            "taskmanager.memory.network.min": network,
+            "taskmanager.memory.network.max": network,
+        })  # fmt: skip
+
+    def required(graph: JobGraph, placement) -> int:
+        return busiest_taskmanager(taskmanager_buffers(graph, SETTINGS, slots, placement=placement)).required
+
+    # 1. Plenty of buffers (the last POINT's cluster): learn where Flink puts the subtasks.
+    use(256)
+    state, error, graph, placement = _run_and_place(flink_cluster, jar_id, 256, parallelism, exchanges)
+    assert state == "RUNNING", error[:400]
+    n = required(graph, placement)
+    default = busiest_taskmanager(taskmanager_buffers(graph, SETTINGS, slots)).required
+    tms = {tm: sum(1 for t in placement.values() if t == tm) for tm in set(placement.values())}
+    # 4 subtasks of each of the 4 vertices in each TaskManager: 4 remote channels per gate, 54 per slot.
+    assert sorted(tms.values()) == [16, 16], tms
+    assert (n, default) == (216, 240)
+
+    # 2. Exactly N: runs, on a placement that again needs N.
+    use(n)
+    state, error, graph, placement = _run_and_place(flink_cluster, jar_id, n, parallelism, exchanges)
+    assert state == "RUNNING", f"model with placement: {n} fit; Flink: {error[:400]}"
+    assert required(graph, placement) == n
+
+    # 3. N - 1: fails with Flink's "Insufficient number of network buffers" (the default placement's 240
+    # says "fails" here too, but it said so at N as well, where Flink ran the job).
+    use(n - 1)
+    state, error, graph, placement = _run_and_place(flink_cluster, jar_id, n - 1, parallelism, exchanges)
+    assert state == "FAILED", f"model with placement: {n} > {n - 1}; Flink kept the job {state}"
+    assert INSUFFICIENT in error
+    assert f"The total number of network buffers is currently set to {n - 1} of {SEGMENT}" in error
+    # The failed job's subtasks keep the TaskManagers they were deployed to.
+    assert len(placement) == parallelism * len(graph.vertices)
+    assert required(graph, placement) == n

@@ -40,13 +40,14 @@ SHARED = sorted(Path("/work/shared/data/real-flink-1.20").glob("*/job-vertices.j
 
 
 def interleaved(graph: JobGraph, taskmanagers: int) -> dict[tuple[str, int], str]:
-    """Subtask k of every vertex in TaskManager k mod n (what evenly spread slots do on a half-full cluster)."""
+    """Subtask k of every vertex in TaskManager k mod n: spread over half-full TaskManagers."""
     return {(v.id, k): f"tm-{k % taskmanagers}" for v in graph.vertices for k in range(v.parallelism)}
 
 
 # --- real dumps -------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("job_file", COLLECTED + SHARED, ids=lambda p: f"{p.parent.parent.name}/{p.parent.name}")
+@pytest.mark.parametrize("job_file", COLLECTED + SHARED,
+                         ids=lambda p: f"{p.parent.parent.name}/{p.parent.name}")
 def test_real_placement_covers_the_plan_and_gives_the_hand_worked_requirement(job_file: Path):
     assert len(COLLECTED) == 3  # the fixtures exist; the shared dumps are optional on other machines
     data = json.loads(job_file.read_text(encoding="utf-8"))
@@ -91,7 +92,8 @@ def test_forward_edge_across_taskmanagers_takes_exclusive_buffers():
     by_tm = {d.taskmanager: d for d in taskmanager_buffers(graph, s, 4, placement=placement)}
     # Partition Sp=1: min 2. Gate C=1, remote: q = 3, e = 2, floating min 3 - 2 = 1, required 2 + 1 = 3.
     assert (by_tm["tm-a"].required, by_tm["tm-b"].required) == (4 * 2, 4 * 3)
-    gates = [sb.gates[0] for sb in subtask_buffers(graph, s, 4, placement=placement) if sb.vertex_id == "sink"]
+    subtasks = subtask_buffers(graph, s, 4, placement=placement)
+    gates = [sb.gates[0] for sb in subtasks if sb.vertex_id == "sink"]
     assert [g.remote_channels for g in gates] == [1, 1, 1, 1]
     # The default placement keeps both ends in one TaskManager: local, 1 buffer per gate.
     default = taskmanager_buffers(graph, s, 4)
@@ -162,7 +164,8 @@ def test_loader_falls_back_to_the_endpoint_and_to_host_port():
     for s in vertex["subtasks"]:
         del s["unused"]
     assert placement_from_job_json([vertex]) == {("a", 0): "localhost:4001", ("a", 1): "localhost:4002"}
-    old = {"id": "a", "subtasks": [{"subtask": 0, "host": "10.0.0.7:41233"}, {"subtask": 1, "host": "node-7"}]}
+    old = {"id": "a",
+           "subtasks": [{"subtask": 0, "host": "10.0.0.7:41233"}, {"subtask": 1, "host": "node-7"}]}
     # A bare host name cannot tell two TaskManagers of one machine apart: left out.
     assert placement_from_job_json([old]) == {("a", 0): "10.0.0.7:41233"}
 
