@@ -13,8 +13,9 @@ the dump on disk and the JVM's configured heap (spark.driver.memory, 1g by defau
 Workloads:
 - ``lint-comments``: 100 MB flink-conf.yaml of comment lines and 40 real keys (the reader streams;
   memory should not grow with the file);
-- ``lint-keys``: 100 MB flink-conf.yaml of ~1.3 M distinct keys (every key is an entry and many are
-  findings: memory grows with the number of keys; reported as measured);
+- ``lint-keys``: a flink-conf.yaml of distinct keys, ~14,000 per MB (every key is an entry and
+  every key rule runs on it, so time and memory grow with the number of keys; ``--keys-mb``, 10 MB
+  by default because 100 MB of keys takes about half an hour of CPU here);
 - ``lint-yaml``: 100 MB config.yaml (refused above the 8 MiB YAML cap: exit 2, one line);
 - ``analyze``: 5e7 rows, one job, one vertex, one subtask, 5 metrics, 1e7 timestamps 100 ms apart.
 
@@ -96,7 +97,7 @@ def measure(cmd: list[str], env: dict[str, str] | None = None, timeout_s: float 
             "stdout_lines": out.count(b"\n"), "stderr_tail": err.decode("utf-8", "replace").strip()[-300:]}
 
 
-def make_configs(folder: Path, mb: int) -> dict[str, Path]:
+def make_configs(folder: Path, mb: int, keys_mb: int) -> dict[str, Path]:
     target = mb * 1024 * 1024
     real = ("jobmanager.rpc.address: localhost\ntaskmanager.numberOfTaskSlots: 4\n"
             "taskmanager.memory.process.size: 4g\nparallelism.default: 8\nstate.backend: rocksdb\n"
@@ -114,7 +115,7 @@ def make_configs(folder: Path, mb: int) -> dict[str, Path]:
         fh.write(real)
         written = 0
         i = 0
-        while written < target:
+        while written < keys_mb * 1024 * 1024:
             chunk = "".join(f"env.java.opts.generated.key{i + j}: -Dsome.property={i + j}  # note\n" for j in range(10_000))
             fh.write(chunk)
             written += len(chunk)
@@ -165,6 +166,8 @@ def make_dump(path: Path, rows: int) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--mb", type=int, default=100)
+    parser.add_argument("--keys-mb", type=int, default=10,
+                        help="size of the many-keys config (every key runs every key rule: ~1.6 ms per key here)")
     parser.add_argument("--rows", type=int, default=50_000_000)
     parser.add_argument("--skip-analyze", action="store_true")
     parser.add_argument("--workdir", default=None, help="where to build the inputs (default: a temp folder)")
@@ -175,7 +178,7 @@ def main() -> None:
                                "python": platform.python_version(), "runs": []}
     with tempfile.TemporaryDirectory(dir=args.workdir) as tmp:
         folder = Path(tmp)
-        configs = make_configs(folder, args.mb)
+        configs = make_configs(folder, args.mb, args.keys_mb)
         for name, path in configs.items():
             size_mb = round(path.stat().st_size / 2**20, 1)
             print(f"{name}: {size_mb} MB", flush=True)

@@ -15,7 +15,6 @@ Globs (``conf/**/*.yaml``) are expanded like a shell would; every match counts a
 
 from __future__ import annotations
 
-import glob
 import os
 import re
 from dataclasses import dataclass
@@ -103,6 +102,8 @@ def expand_paths(arguments: list[str] | tuple[str, ...], *, follow_symlinks: boo
             # Named explicitly: always linted, whatever its name (the reader decides the format).
             add(argument)
         elif _GLOB_CHARS.search(argument):
+            import glob  # only for glob arguments
+
             matches = sorted(glob.glob(argument, recursive=True))
             matched_files = [m for m in matches if Path(m).is_file()]
             for match in matches:

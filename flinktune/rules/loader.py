@@ -6,7 +6,6 @@ import importlib.util
 import json
 import os
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +18,7 @@ except ImportError:  # other interpreters, and CPython 3.12+ (where it is _sha2)
     from hashlib import sha256
 from flinktune.errors import ConditionError, RuleError
 from flinktune.rules.functions import FUNCTIONS
-from flinktune.rules.lang import KEYWORDS, Condition, check_constants, check_names, parse
+from flinktune.rules.lang import KEYWORDS, Condition, _Frozen, _set, check_constants, check_names, parse
 from flinktune.rules.ruleset import Rule, RuleSet
 from flinktune.rules.spec import ITEM_SCOPES, SCOPE_BINDINGS, RuleSpec, VersionRange, spec_from_data
 from flinktune.rules.template import Template, parse_template
@@ -38,14 +37,22 @@ MAX_CACHE_ENTRIES = 1000
 MAX_CACHE_SALTS = 3
 
 
-@dataclass(frozen=True)
-class RuleText:
-    """A rule file's text and where it came from."""
+class RuleText(_Frozen):
+    """A rule file's text and where it came from (a slotted record: see lang._Frozen)."""
 
+    __slots__ = ("bundled", "data", "problem", "source")
+    _fields = ("source", "data", "problem", "bundled")
     source: str
     data: bytes | None
-    problem: str | None = None
-    bundled: bool = False
+    problem: str | None
+    bundled: bool
+
+    def __init__(self, source: str, data: bytes | None, problem: str | None = None,
+                 bundled: bool = False) -> None:
+        _set(self, "source", source)
+        _set(self, "data", data)
+        _set(self, "problem", problem)
+        _set(self, "bundled", bundled)
 
 
 def _bundled_root() -> Any:
@@ -71,6 +78,9 @@ def _bundled_root() -> Any:
 
 
 def _walk(node: Any, prefix: str) -> Iterator[tuple[str, Any]]:
+    if isinstance(node, Path):
+        yield from _walk_folder(str(node), prefix)
+        return
     try:
         children = sorted(node.iterdir(), key=lambda child: child.name)
     except (OSError, FileNotFoundError):
@@ -84,11 +94,35 @@ def _walk(node: Any, prefix: str) -> Iterator[tuple[str, Any]]:
             yield name, child
 
 
+def _walk_folder(folder: str, prefix: str) -> Iterator[tuple[str, Any]]:
+    """``_walk`` for a plain folder with os.scandir: no stat per file, no Path objects (every lint
+    reads the ~40 bundled rule files)."""
+    try:
+        with os.scandir(folder) as listing:
+            entries = sorted(listing, key=lambda entry: entry.name)
+    except OSError:
+        return
+    for entry in entries:
+        name = f"{prefix}/{entry.name}" if prefix else entry.name
+        if entry.is_dir():
+            if not entry.name.startswith((".", "__")):
+                yield from _walk_folder(entry.path, name)
+        elif entry.name.endswith(RULE_SUFFIXES):
+            yield name, entry.path
+
+
+def _read_node(node: Any) -> bytes:
+    if isinstance(node, str):
+        with open(node, "rb") as handle:
+            return handle.read()
+    return bytes(node.read_bytes())
+
+
 def bundled_rule_texts() -> list[RuleText]:
     root = _bundled_root()
     texts = []
     for name, node in _walk(root, ""):
-        texts.append(RuleText(source=f"rules/{name}", data=node.read_bytes(), bundled=True))
+        texts.append(RuleText(source=f"rules/{name}", data=_read_node(node), bundled=True))
     if not texts:
         # A broken install must not lint silently with no rules at all.
         raise RuleError(f"the bundled rules are missing (package {BUNDLED_PACKAGE} has no rule files); "

@@ -9,10 +9,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
+from flinktune.rules.lang import _Frozen, _set
 from flinktune.versions import FlinkVersion
+
+# These records are slotted _Frozen classes (immutable, compared and hashed by their fields, like
+# frozen dataclasses) because every lint defines them at start-up, where a dataclass costs ~35
+# times more (its methods are generated with exec()).
 
 SCOPES: tuple[str, ...] = ("config", "key", "issue", "vertex", "subtask")
 DOCUMENT_SCOPES: tuple[str, ...] = ("config", "key", "issue")
@@ -28,15 +32,24 @@ SCOPE_BINDINGS: dict[str, tuple[str, ...]] = {
 }
 
 
-@dataclass(frozen=True)
-class FixSpec:
+class FixSpec(_Frozen):
     """The config change as data; ``key``, ``value`` and ``new_key`` are templates."""
 
+    __slots__ = ("action", "key", "new_key", "safe", "value")
+    _fields = ("action", "key", "value", "new_key", "safe")
     action: str                  # set | delete | rename
     key: str
-    value: str | None = None
-    new_key: str | None = None
-    safe: bool = False
+    value: str | None
+    new_key: str | None
+    safe: bool
+
+    def __init__(self, action: str, key: str, value: str | None = None, new_key: str | None = None,
+                 safe: bool = False) -> None:
+        _set(self, "action", action)
+        _set(self, "key", key)
+        _set(self, "value", value)
+        _set(self, "new_key", new_key)
+        _set(self, "safe", safe)
 
     def as_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {"action": self.action, "key": self.key}
@@ -48,25 +61,45 @@ class FixSpec:
         return data
 
 
-@dataclass(frozen=True)
-class Example:
+_NEW_DICT: Any = object()    # default of Example.env: a new empty dict each time
+
+
+class Example(_Frozen):
     """One input a rule must (fail) or must not (pass) report on."""
 
-    version: str = "1.20"
-    config: Mapping[str, Any] | str | None = None
-    format: str | None = None
-    file: str | None = None
-    env: Mapping[str, Any] = field(default_factory=dict)
-    items: tuple[Mapping[str, Any], ...] | None = None
-    message: str | None = None
-    count: int | None = None
-    note: str | None = None
+    __slots__ = ("config", "count", "env", "file", "format", "items", "message", "note", "version")
+    _fields = ("version", "config", "format", "file", "env", "items", "message", "count", "note")
+    version: str
+    config: Mapping[str, Any] | str | None
+    format: str | None
+    file: str | None
+    env: Mapping[str, Any]
+    items: tuple[Mapping[str, Any], ...] | None
+    message: str | None
+    count: int | None
+    note: str | None
+
+    def __init__(self, version: str = "1.20", config: Mapping[str, Any] | str | None = None,
+                 format: str | None = None, file: str | None = None,
+                 env: Mapping[str, Any] = _NEW_DICT, items: tuple[Mapping[str, Any], ...] | None = None,
+                 message: str | None = None, count: int | None = None, note: str | None = None) -> None:
+        _set(self, "version", version)
+        _set(self, "config", config)
+        _set(self, "format", format)
+        _set(self, "file", file)
+        _set(self, "env", {} if env is _NEW_DICT else env)
+        _set(self, "items", items)
+        _set(self, "message", message)
+        _set(self, "count", count)
+        _set(self, "note", note)
 
 
-@dataclass(frozen=True)
-class RuleSpec:
+class RuleSpec(_Frozen):
     """A rule file after validation."""
 
+    _fields = ("code", "name", "severity", "scope", "versions", "condition", "let", "message", "why", "at",
+               "fix", "references", "pass_examples", "fail_examples")
+    __slots__ = _fields
     code: str
     name: str
     severity: str
@@ -81,6 +114,15 @@ class RuleSpec:
     references: tuple[str, ...]
     pass_examples: tuple[Example, ...]
     fail_examples: tuple[Example, ...]
+
+    def __init__(self, code: str, name: str, severity: str, scope: str, versions: str, condition: str,
+                 let: Mapping[str, str], message: str, why: str, at: str | None, fix: FixSpec | None,
+                 references: tuple[str, ...], pass_examples: tuple[Example, ...],
+                 fail_examples: tuple[Example, ...]) -> None:
+        values = (code, name, severity, scope, versions, condition, let, message, why, at, fix, references,
+                  pass_examples, fail_examples)
+        for field_name, value in zip(self._fields, values, strict=True):
+            _set(self, field_name, value)
 
 
 def _example(data: Mapping[str, Any]) -> Example:
@@ -115,12 +157,17 @@ def spec_from_data(data: Mapping[str, Any]) -> RuleSpec:
 _CLAUSE = re.compile(r"^(>=|<=|==|!=|>|<)?\s*([0-9]+)(?:\.([0-9]+))?$")
 
 
-@dataclass(frozen=True)
-class VersionRange:
+class VersionRange(_Frozen):
     """A rule's ``versions:`` text, parsed into comparisons."""
 
+    __slots__ = ("clauses", "text")
+    _fields = ("text", "clauses")
     text: str
     clauses: tuple[tuple[str, FlinkVersion], ...]
+
+    def __init__(self, text: str, clauses: tuple[tuple[str, FlinkVersion], ...]) -> None:
+        _set(self, "text", text)
+        _set(self, "clauses", clauses)
 
     @classmethod
     def parse(cls, text: str) -> VersionRange:

@@ -10,9 +10,9 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
 
 from flinktune.errors import ConditionError
+from flinktune.rules.lang import _Frozen, _set
 from flinktune.units import format_duration, format_memory
 
 _BRACE = re.compile(r"[{}]")
@@ -30,21 +30,33 @@ SPECS: dict[str, str] = {
 }
 
 
-@dataclass(frozen=True)
-class Placeholder:
+class Placeholder(_Frozen):
     """A ``{name.field:spec}`` placeholder of a template."""
 
+    __slots__ = ("name", "path", "spec")
+    _fields = ("name", "path", "spec")
     name: str
     path: tuple[str, ...]
     spec: str
 
+    def __init__(self, name: str, path: tuple[str, ...], spec: str) -> None:
+        _set(self, "name", name)
+        _set(self, "path", path)
+        _set(self, "spec", spec)
 
-@dataclass(frozen=True)
-class Template:
-    """A message or fix template: literal text and placeholders."""
 
+class Template(_Frozen):
+    """A message or fix template: literal text and placeholders (a slotted record, not a dataclass,
+    for start-up time: see flinktune.rules.lang._Frozen)."""
+
+    __slots__ = ("parts", "source")
+    _fields = ("source", "parts")
     source: str
     parts: tuple[str | Placeholder, ...]
+
+    def __init__(self, source: str, parts: tuple[str | Placeholder, ...]) -> None:
+        _set(self, "source", source)
+        _set(self, "parts", parts)
 
     def names(self) -> frozenset[str]:
         return frozenset(p.name for p in self.parts if isinstance(p, Placeholder))

@@ -79,19 +79,22 @@ class Subpartition:
         if head.event is not None:
             queue.popleft()
             head.popped = True
-            return Slice(None, 0, [], head.event, self.channel)
+            return Slice(None, 0, [], 0, head.event, self.channel)
         start = head.read
         end = head.size
         # a copy: the writer keeps appending to a partly read (flushed) buffer
-        recs = head.recs[head.ri:]
-        head.ri = len(head.recs)
+        hrecs = head.recs
+        recs = hrecs[head.ri:]
+        head.ri = len(hrecs)
+        n = head.nrec - head.rn
+        head.rn = head.nrec
         head.read = end
         head.refs += 1
         if head.finished:
             queue.popleft()
             head.popped = True
             self.nfinished -= 1
-        return Slice(head, end - start, recs, None, self.channel)
+        return Slice(head, end - start, recs, n, None, self.channel)
 
     def release(self, buf: Buf) -> None:
         """A slice of ``buf`` was consumed (local) or written to the wire (remote)."""
@@ -153,7 +156,8 @@ class ResultPartition:
             space = seg - cur.size
             if remaining <= space:
                 cur.size += remaining
-                cur.recs.append((cur.size, seq, t_emit, t_src))
+                cur.recs.append((seq, 1, t_emit, t_src))
+                cur.nrec += 1
                 if cur.size == seg:
                     self._finish(sub, cur)
                 return 0
@@ -261,11 +265,12 @@ class Router:
 class SizeGen:
     """Serialised record sizes drawn in blocks from the scenario's distribution."""
 
-    __slots__ = ("_buf", "_fixed", "_i", "_kind", "_params", "_rng")
+    __slots__ = ("_buf", "_fixed", "_i", "_kind", "_params", "_rng", "fixed_bytes")
 
     def __init__(self, spec: Any, rng: np.random.Generator) -> None:
         self._rng = rng
         self._fixed = spec.fixed
+        self.fixed_bytes: int | None = spec.fixed  # every record this size (lets writers move chunks)
         self._buf: list[int] = []
         self._i = 0
         if spec.fixed is not None:

@@ -86,7 +86,8 @@ Timeout = Annotated[float | None, BeforeValidator(_timeout)]
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # allow_inf_nan=False: an infinite capacity or rate is a typo, and the simulator cannot run it.
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
 
 class ClusterSpec(_Strict):

@@ -35,6 +35,7 @@ class Task:
         "deferred_barriers",
         "due_pending",
         "factor",
+        "fixed_size",
         "flush_always",
         "flush_debt_s",
         "flush_overhead_s",
@@ -61,6 +62,7 @@ class Task:
         "strict_fifo",
         "subtask",
         "tm",
+        "tsrc_one",
         "vertex",
         "waiting_input",
         "waiting_output",
@@ -100,7 +102,11 @@ class Task:
         # records waiting to be written: parallel lists (target subpartition, bytes, source time)
         self.p_targets: list[int] = []
         self.p_sizes: list[int] = []
-        self.p_tsrc: list[float] = []
+        self.p_tsrc: list[float] | None = []
+        # the pending records' common source time (None: they differ, see p_tsrc)
+        self.tsrc_one: float | None = None
+        # every record this many bytes: the writer can move a whole chunk in one step
+        self.fixed_size: int | None = sizes.fixed_bytes if sizes is not None else None
         self.strict_fifo = False
         self.pi = 0
         self.partial: tuple[Any, int, int, float, float] | None = None
@@ -225,7 +231,8 @@ class Task:
         if self.part is not None:
             self.p_targets = self.router.draw(n)
             self.p_sizes = self.sizes.draw(n)
-            self.p_tsrc = [now] * n
+            self.p_tsrc = None
+            self.tsrc_one = now
         else:
             self.records_out += n
         self.pi = 0
@@ -236,7 +243,7 @@ class Task:
         now = self.kernel.now
         channel = sl.channel
         recs = sl.recs
-        n = len(recs)
+        n = sl.n
         channel.bytes_in += sl.nbytes
         channel.buffers_in += 1
         channel.records_in += n
@@ -249,33 +256,49 @@ class Task:
             self.buffers_in_local += 1
         if n:
             expected = channel.expected_seq
-            first = recs[0][1]
+            first = recs[0][0]
             if self.strict_fifo:
                 violations = 0
-                for rec in recs:
-                    if rec[1] != expected:
+                counted = 0
+                for run in recs:
+                    if run[0] != expected:
                         violations += 1
-                    expected = rec[1] + 1
+                    expected = run[0] + run[1]
+                    counted += run[1]
+                if counted != n:
+                    violations += 1
                 channel.fifo_violations += violations
             else:
-                # a slice holds one buffer's records in append order: checking its ends is enough
-                if first != expected or recs[-1][1] != expected + n - 1:
+                # a slice holds one buffer's runs in append order: checking its ends is enough
+                last = recs[-1]
+                expected_end = last[0] + last[1]
+                if first != expected or expected_end != expected + n:
                     channel.fifo_violations += 1
-                expected = recs[-1][1] + 1
+                expected = expected_end
             channel.expected_seq = expected
-            if now >= self.warmup_s:
-                every = self.lat_every
+            every = self.lat_every
+            # records with seq % every == 0 are sampled; skip the runs when the slice holds none
+            if now >= self.warmup_s and (-first) % every < n:
                 lat_c = channel.lat_channel
                 lat_v = self.lat_vertex
-                for i in range((-first) % every, n, every):
-                    rec = recs[i]
-                    lat_c.append(now - rec[2])
-                    lat_v.append(now - rec[3])
+                for seq0, count, t_emit, t_src in recs:
+                    for _ in range((-seq0) % every, count, every):
+                        lat_c.append(now - t_emit)
+                        lat_v.append(now - t_src)
         channel.recycle(sl)
         if self.part is not None and n:
             self.p_targets = self.router.draw(n)
             self.p_sizes = self.sizes.draw(n)
-            self.p_tsrc = [rec[3] for rec in recs]
+            t_one = recs[0][3]
+            if all(run[3] == t_one for run in recs):
+                self.p_tsrc = None
+                self.tsrc_one = t_one
+            else:
+                tsrc: list[float] = []
+                for run in recs:
+                    tsrc += [run[3]] * run[1]
+                self.p_tsrc = tsrc
+                self.tsrc_one = None
             self.pi = 0
         self._enter(IDLE)
         self.step()
@@ -301,16 +324,52 @@ class Task:
                     part.broadcast_event(barrier)
                 self.deferred_barriers = []
         targets = self.p_targets
-        sizes = self.p_sizes
-        tsrcs = self.p_tsrc
-        subs = part.subs
-        flush_always = self.flush_always
-        seg = part.seg
         # Operators stop before a record when the output pool is unavailable (mailbox); sources
         # (legacy SourceFunction, as in the seed's experiment) block only when a buffer is needed.
         soft = not self.is_source
         pi = start = self.pi
         end = len(targets)
+        tsrc_one = self.tsrc_one
+        size = self.fixed_size
+        if size is not None and tsrc_one is not None and not self.flush_always and end - pi > 1:
+            if soft and (part.used >= part.pool_size or part.unavail_subs):
+                return False
+            # Bulk step: when every pending record fits into its subpartition's current buffer
+            # without filling it, writing them one by one touches nothing but those buffers (no
+            # buffer requested or finished, nobody notified), so each subpartition's share is
+            # appended as one run with the same sequence numbers, sizes and times.
+            subs = part.subs
+            seg = part.seg
+            chunk = targets if pi == 0 else targets[pi:]
+            plan = []
+            for j in set(chunk):
+                sub = subs[j]
+                cur = sub.cur
+                k = chunk.count(j)
+                if cur is None or cur.size + k * size >= seg:
+                    break
+                plan.append((sub, cur, k))
+            else:
+                for sub, cur, k in plan:
+                    seq = sub.next_seq
+                    sub.next_seq = seq + k
+                    cur.size += k * size
+                    cur.nrec += k
+                    cur.recs.append((seq, k, now, tsrc_one))
+                n = end - pi
+                self.records_out += n
+                part.bytes_out += n * size
+                self.p_targets = []
+                self.pi = 0
+                return True
+        sizes = self.p_sizes
+        tsrcs = self.p_tsrc
+        if tsrcs is None:
+            tsrcs = self.p_tsrc = [tsrc_one] * end
+            self.tsrc_one = None
+        subs = part.subs
+        flush_always = self.flush_always
+        seg = part.seg
         written = 0
         try:
             while pi < end:
@@ -325,9 +384,9 @@ class Task:
                 cur = sub.cur
                 if cur is not None and cur.size + size < seg:
                     # fast path: the record fits and does not fill the buffer
-                    end_offset = cur.size + size
-                    cur.size = end_offset
-                    cur.recs.append((end_offset, seq, now, t_src))
+                    cur.size += size
+                    cur.recs.append((seq, 1, now, t_src))
+                    cur.nrec += 1
                 else:
                     remaining = part.write(sub, size, seq, now, t_src)
                     if remaining:

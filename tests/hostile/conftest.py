@@ -1,4 +1,4 @@
-"""Make ``hostile_inputs`` importable from the hostile-input tests (pytest runs with --import-mode=importlib)."""
+"""Make ``hostile_inputs`` and ``dumps`` importable here (pytest runs with --import-mode=importlib)."""
 
 from __future__ import annotations
 

@@ -14,7 +14,8 @@ from typing import Any
 
 T0 = 1_767_225_600_000
 SAMPLES = 30
-COLUMNS = ("ts", "job_id", "job_name", "vertex_id", "task_name", "subtask_index", "tm_id", "host", "metric", "value")
+COLUMNS = ("ts", "job_id", "job_name", "vertex_id", "task_name", "subtask_index", "tm_id", "host", "metric",
+           "value")
 
 
 def base_rows(job_id: str = "j1", job_name: str = "job", source: str = "Source", sink: str = "Sink",
@@ -63,7 +64,8 @@ def write_csv(path: Path, rows: list[dict[str, Any]]) -> Path:
         writer = csv.DictWriter(fh, fieldnames=list(COLUMNS))
         writer.writeheader()
         for row in rows:
-            writer.writerow({k: ("NaN" if isinstance(v, float) and math.isnan(v) else v) for k, v in row.items()})
+            writer.writerow({k: ("NaN" if isinstance(v, float) and math.isnan(v) else v)
+                             for k, v in row.items()})
     return path
 
 

@@ -246,7 +246,7 @@ def t_lint(text: str) -> object:
     version = parse_version(("1.20", "1.13", "2.0", "1.17")[(pick // 3) % 4])
     findings = []
     documents = read_config_text(text, name)
-    for index, document in enumerate(documents):
+    for document in documents:
         found = evaluate_document(_BUNDLED, document, version, {"parallelism": 8, "slots": 2})
         findings.extend(found)
         for finding in found[:5]:
@@ -298,7 +298,7 @@ def _read_all(paths: list[Path], limit: int = MAX_TEXT_CHARS) -> list[str]:
 def config_seeds() -> list[str]:
     files = sorted(CORPUS.glob("*.yaml"))[:40] if CORPUS.is_dir() else []
     files += sorted((REPO / "sample_configs").glob("*.yaml"))
-    return _read_all(files) + [
+    return [*_read_all(files),
         "taskmanager.memory.process.size: 1728m\nparallelism.default: 4 # four\n",
         "taskmanager:\n  memory:\n    process.size: 2g\n    network:\n      fraction: 0.2\n",
         "apiVersion: flink.apache.org/v1beta1\nkind: FlinkDeployment\nspec:\n  flinkConfiguration:\n"
@@ -453,7 +453,8 @@ def mutate(rng: random.Random, seed: str, pool: list[str]) -> str:
             piece = text[start:start + rng.randint(1, 60)]
             text = text[:pos] + piece * rng.randint(1, 8) + text[pos:]
         elif op < 0.7:
-            text = text[:pos] + chr(rng.choice((rng.randint(0, 0x7F), rng.randint(0x80, 0x10FFFF)))) + text[pos:]
+            code = rng.choice((rng.randint(0, 0x7F), rng.randint(0x80, 0x10FFFF)))
+            text = text[:pos] + chr(code) + text[pos:]
         elif op < 0.8 and pool:
             other = rng.choice(pool)
             cut = rng.randint(0, len(other))

@@ -41,7 +41,8 @@ ORIGINAL = (
 
 COMMANDS = {
     "lint": ["lint", "--fix", "--flink-version", "1.20", "--format", "text"],
-    "recommend": ["recommend", "--write", "--rtt", "5ms", "--bandwidth", "10Gbit/s", "--flink-version", "1.20"],
+    "recommend": ["recommend", "--write", "--rtt", "5ms", "--bandwidth", "10Gbit/s",
+                  "--flink-version", "1.20"],
 }
 
 
@@ -228,7 +229,8 @@ def new_bytes(command: str, tmp_path: Path) -> bytes:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("command", sorted(COMMANDS))
-def test_killed_at_every_step_of_the_write_leaves_old_or_new_never_a_mix(tmp_path: Path, command: str) -> None:
+def test_killed_at_every_step_of_the_write_leaves_old_or_new_never_a_mix(tmp_path: Path,
+                                                                         command: str) -> None:
     expected_new = new_bytes(command, tmp_path)
     conf = tmp_path / "flink-conf.yaml"
     # First a run that is not killed, to count the calls (os.open/os.write also happen at import).

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import random
 
+import hostile_inputs as H
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import hostile_inputs as H
 from flinktune.errors import FlinktuneError
 
 _SEEDS: dict[str, list[str]] = {}
@@ -99,7 +99,8 @@ REGRESSIONS = [
 ]
 
 
-@pytest.mark.parametrize(("name", "text"), REGRESSIONS, ids=[f"{n}-{i}" for i, (n, _) in enumerate(REGRESSIONS)])
+@pytest.mark.parametrize(("name", "text"), REGRESSIONS,
+                         ids=[f"{n}-{i}" for i, (n, _) in enumerate(REGRESSIONS)])
 def test_regressions_found_by_fuzzing(name: str, text: str) -> None:
     outcome = H.call(H.TARGETS[name].run, text)
     assert outcome in ("ok", "error")
@@ -107,7 +108,8 @@ def test_regressions_found_by_fuzzing(name: str, text: str) -> None:
 
 @pytest.mark.parametrize("name", ["scenario", "rule_file", "project_yaml", "plan", "baseline"])
 def test_bad_input_errors_are_flinktune_errors_naming_the_problem(name: str) -> None:
-    bad = {"scenario": "a: !!int nope\n", "rule_file": "code: !!int nope\n", "project_yaml": "x: !!int nope\n",
+    bad = {"scenario": "a: !!int nope\n", "rule_file": "code: !!int nope\n",
+           "project_yaml": "x: !!int nope\n",
            "plan": '{"nodes": [{"id": 1, "parallelism": 1e999}]}', "baseline": "9" * 5000}[name]
     target = H.TARGETS[name].run
     if name == "rule_file":

@@ -120,7 +120,8 @@ def test_attacks_never_run_python(tmp_path: Path, canary: Path) -> None:
             ruleset = load_rules([folder], bundled=False)
         except RuleError as error:
             # Refused for its condition (not for some unrelated field of the test's rule).
-            assert error.problems and all(": condition: " in p for p in error.problems), (condition, error.problems)
+            assert error.problems, condition
+            assert all(": condition: " in p for p in error.problems), (condition, error.problems)
             assert all("\n" not in p.strip() for p in error.problems)
             continue
         # Loaded: it may only compare plain data (env['__class__'] is a missing key -> null).
@@ -149,7 +150,8 @@ def test_yaml_tags_cannot_build_python_objects(tmp_path: Path, canary: Path) -> 
         write_rule(tmp_path / f"t{i}", text)
         with pytest.raises(RuleError) as info:
             load_rules([tmp_path / f"t{i}"], bundled=False)
-        assert any("invalid YAML" in p or "could not determine a constructor" in p for p in info.value.problems)
+        assert any("invalid YAML" in p or "could not determine a constructor" in p
+                   for p in info.value.problems)
     assert not canary.exists()
 
 
@@ -316,8 +318,9 @@ def test_no_module_can_execute_text_or_construct_objects_from_yaml() -> None:
             if not isinstance(node, ast.Call):
                 continue
             func = node.func
-            name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
-            owner = func.value.id if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) else ""
+            attribute = isinstance(func, ast.Attribute)
+            name = func.id if isinstance(func, ast.Name) else func.attr if attribute else ""  # type: ignore[union-attr]
+            owner = func.value.id if attribute and isinstance(func.value, ast.Name) else ""  # type: ignore[union-attr]
             where = f"{path.relative_to(root)}:{node.lineno}"
             if isinstance(func, ast.Name) and name in ("eval", "exec", "compile", "__import__"):
                 offenders.append(f"{where}: {name}()")
