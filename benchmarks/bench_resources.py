@@ -91,17 +91,24 @@ def measure(cmd: list[str], env: dict[str, str] | None = None, timeout_s: float 
         sampler.join()
     elapsed = time.perf_counter() - started
     after = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    return {"cmd": " ".join(cmd[:2] + [Path(c).name if "/" in c else c for c in cmd[2:]]),
-            "exit": proc.returncode, "seconds": round(elapsed, 1), "peak_tree_rss_mb": round(peak[0] / 2**20, 1),
-            "ru_maxrss_mb": round(max(after, before) / 1024, 1) if after > before else None,
-            "stdout_lines": out.count(b"\n"), "stderr_tail": err.decode("utf-8", "replace").strip()[-300:]}
+    return {
+        "cmd": " ".join(cmd[:2] + [Path(c).name if "/" in c else c for c in cmd[2:]]),
+        "exit": proc.returncode,
+        "seconds": round(elapsed, 1),
+        "peak_tree_rss_mb": round(peak[0] / 2**20, 1),
+        "ru_maxrss_mb": round(max(after, before) / 1024, 1) if after > before else None,
+        "stdout_lines": out.count(b"\n"),
+        "stderr_tail": err.decode("utf-8", "replace").strip()[-300:],
+    }
 
 
 def make_configs(folder: Path, mb: int, keys_mb: int) -> dict[str, Path]:
     target = mb * 1024 * 1024
-    real = ("jobmanager.rpc.address: localhost\ntaskmanager.numberOfTaskSlots: 4\n"
-            "taskmanager.memory.process.size: 4g\nparallelism.default: 8\nstate.backend: rocksdb\n"
-            "taskmanager.network.memory.buffers-per-channel: 2\n")
+    real = (
+        "jobmanager.rpc.address: localhost\ntaskmanager.numberOfTaskSlots: 4\n"
+        "taskmanager.memory.process.size: 4g\nparallelism.default: 8\nstate.backend: rocksdb\n"
+        "taskmanager.network.memory.buffers-per-channel: 2\n"
+    )
     comments = folder / "comments" / "flink-conf.yaml"
     comments.parent.mkdir()
     with open(comments, "w", encoding="utf-8") as fh:
@@ -116,7 +123,10 @@ def make_configs(folder: Path, mb: int, keys_mb: int) -> dict[str, Path]:
         written = 0
         i = 0
         while written < keys_mb * 1024 * 1024:
-            chunk = "".join(f"env.java.opts.generated.key{i + j}: -Dsome.property={i + j}  # note\n" for j in range(10_000))
+            chunk = "".join(
+                f"env.java.opts.generated.key{i + j}: -Dsome.property={i + j}  # note\n"
+                for j in range(10_000)
+            )
             fh.write(chunk)
             written += len(chunk)
             i += 10_000
@@ -134,13 +144,29 @@ def make_dump(path: Path, rows: int) -> None:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    metrics = ["busyTimeMsPerSecond", "backPressuredTimeMsPerSecond", "idleTimeMsPerSecond", "outPoolUsage",
-               "numRecordsIn"]
+    metrics = [
+        "busyTimeMsPerSecond",
+        "backPressuredTimeMsPerSecond",
+        "idleTimeMsPerSecond",
+        "outPoolUsage",
+        "numRecordsIn",
+    ]
     t0 = 1_767_225_600_000
     chunk = 5_000_000
-    schema = pa.schema([("ts", pa.int64()), ("job_id", pa.string()), ("job_name", pa.string()),
-                        ("vertex_id", pa.string()), ("task_name", pa.string()), ("subtask_index", pa.int32()),
-                        ("tm_id", pa.string()), ("host", pa.string()), ("metric", pa.string()), ("value", pa.float64())])
+    schema = pa.schema(
+        [
+            ("ts", pa.int64()),
+            ("job_id", pa.string()),
+            ("job_name", pa.string()),
+            ("vertex_id", pa.string()),
+            ("task_name", pa.string()),
+            ("subtask_index", pa.int32()),
+            ("tm_id", pa.string()),
+            ("host", pa.string()),
+            ("metric", pa.string()),
+            ("value", pa.float64()),
+        ]
+    )
     rng = np.random.default_rng(1)
     with pq.ParquetWriter(path, schema) as writer:
         for start in range(0, rows, chunk):
@@ -151,89 +177,170 @@ def make_dump(path: Path, rows: int) -> None:
             value = rng.uniform(0, 1000, n)
             value[which == 3] /= 1000.0
             value[which == 4] = sample[which == 4] * 1000.0
+
             def const(text: str, n: int = n) -> pa.Array:
-                return pa.DictionaryArray.from_arrays(pa.array(np.zeros(n, dtype=np.int32)), pa.array([text])).cast(pa.string())
-            table = pa.table({
-                "ts": pa.array(t0 + sample * 100, pa.int64()), "job_id": const("j1"), "job_name": const("big-job"),
-                "vertex_id": const("v1"), "task_name": const("Window(Tumbling) -> Sink"),
-                "subtask_index": pa.array(np.zeros(n, dtype=np.int32)), "tm_id": const("tm-1"), "host": const("h1"),
-                "metric": pa.DictionaryArray.from_arrays(pa.array(which.astype(np.int32)), pa.array(metrics)).cast(pa.string()),
-                "value": pa.array(value),
-            }, schema=schema)
+                return pa.DictionaryArray.from_arrays(
+                    pa.array(np.zeros(n, dtype=np.int32)), pa.array([text])
+                ).cast(pa.string())
+
+            table = pa.table(
+                {
+                    "ts": pa.array(t0 + sample * 100, pa.int64()),
+                    "job_id": const("j1"),
+                    "job_name": const("big-job"),
+                    "vertex_id": const("v1"),
+                    "task_name": const("Window(Tumbling) -> Sink"),
+                    "subtask_index": pa.array(np.zeros(n, dtype=np.int32)),
+                    "tm_id": const("tm-1"),
+                    "host": const("h1"),
+                    "metric": pa.DictionaryArray.from_arrays(
+                        pa.array(which.astype(np.int32)), pa.array(metrics)
+                    ).cast(pa.string()),
+                    "value": pa.array(value),
+                },
+                schema=schema,
+            )
             writer.write_table(table, row_group_size=1_000_000)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--mb", type=int, default=100)
-    parser.add_argument("--keys-mb", type=int, default=10,
-                        help="size of the many-keys config (every key runs every key rule: ~1.6 ms per key here)")
+    parser.add_argument(
+        "--keys-mb",
+        type=int,
+        default=10,
+        help="size of the many-keys config (every key runs every key rule: ~1.6 ms per key here)",
+    )
     parser.add_argument("--rows", type=int, default=50_000_000)
     parser.add_argument("--skip-analyze", action="store_true")
     parser.add_argument("--workdir", default=None, help="where to build the inputs (default: a temp folder)")
     args = parser.parse_args()
-    results: dict[str, Any] = {"date": datetime.now(UTC).isoformat(timespec="seconds"),
-                               "machine": f"{platform.machine()}, {os.cpu_count()} cpus, "
-                                          f"{os.sysconf('SC_PHYS_PAGES') * PAGE // 2**30} GiB",
-                               "python": platform.python_version(), "runs": []}
+    results: dict[str, Any] = {
+        "date": datetime.now(UTC).isoformat(timespec="seconds"),
+        "machine": f"{platform.machine()}, {os.cpu_count()} cpus, "
+        f"{os.sysconf('SC_PHYS_PAGES') * PAGE // 2**30} GiB",
+        "python": platform.python_version(),
+        "runs": [],
+    }
     with tempfile.TemporaryDirectory(dir=args.workdir) as tmp:
         folder = Path(tmp)
         configs = make_configs(folder, args.mb, args.keys_mb)
         for name, path in configs.items():
             size_mb = round(path.stat().st_size / 2**20, 1)
             print(f"{name}: {size_mb} MB", flush=True)
-            run = measure([PY, "-m", "flinktune", "lint", "--format", "json", "--fail-on", "error", str(path)])
-            base = measure([PY, "-c", "import sys; d = open(sys.argv[1], encoding='utf-8').read(); "
-                                      "lines = d.splitlines(); print(len(lines))", str(path)])
-            results["runs"].append({"workload": name, "input_mb": size_mb, "flinktune": run,
-                                    "baseline": {"name": "python: read whole file + splitlines", **base}})
-            print(f"  flinktune {run['peak_tree_rss_mb']} MB ({run['seconds']} s, exit {run['exit']}); "
-                  f"baseline {base['peak_tree_rss_mb']} MB", flush=True)
+            run = measure(
+                [PY, "-m", "flinktune", "lint", "--format", "json", "--fail-on", "error", str(path)]
+            )
+            base = measure(
+                [
+                    PY,
+                    "-c",
+                    "import sys; d = open(sys.argv[1], encoding='utf-8').read(); "
+                    "lines = d.splitlines(); print(len(lines))",
+                    str(path),
+                ]
+            )
+            results["runs"].append(
+                {
+                    "workload": name,
+                    "input_mb": size_mb,
+                    "flinktune": run,
+                    "baseline": {"name": "python: read whole file + splitlines", **base},
+                }
+            )
+            print(
+                f"  flinktune {run['peak_tree_rss_mb']} MB ({run['seconds']} s, exit {run['exit']}); "
+                f"baseline {base['peak_tree_rss_mb']} MB",
+                flush=True,
+            )
         if not args.skip_analyze:
             dump = folder / "dump" / "metrics.parquet"
             dump.parent.mkdir()
             t = time.perf_counter()
             make_dump(dump, args.rows)
             size_mb = round(dump.stat().st_size / 2**20, 1)
-            print(f"analyze: {args.rows:,} rows, {size_mb} MB parquet (built in {time.perf_counter() - t:.0f} s)",
-                  flush=True)
+            print(
+                f"analyze: {args.rows:,} rows, {size_mb} MB parquet "
+                f"(built in {time.perf_counter() - t:.0f} s)",
+                flush=True,
+            )
             local = folder / "spark-local"
             local.mkdir()
-            run = measure([PY, "-m", "flinktune", "analyze", "--no-progress", "--format", "json",
-                           "--conf", f"spark.local.dir={local}", str(dump)])
+            run = measure(
+                [
+                    PY,
+                    "-m",
+                    "flinktune",
+                    "analyze",
+                    "--no-progress",
+                    "--format",
+                    "json",
+                    "--conf",
+                    f"spark.local.dir={local}",
+                    str(dump),
+                ]
+            )
             leftover = sorted(str(p.relative_to(local)) for p in local.rglob("*"))
-            results["runs"].append({"workload": "analyze", "rows": args.rows, "input_mb": size_mb, "flinktune": run,
-                                    "baseline": {"name": "dump size on disk / JVM heap (spark.driver.memory)",
-                                                 "dump_mb": size_mb, "driver_heap_mb": 1024},
-                                    "spark_local_dir_leftovers": leftover})
-            print(f"  flinktune {run['peak_tree_rss_mb']} MB ({run['seconds']} s, exit {run['exit']}); "
-                  f"spark.local.dir left: {len(leftover)} entries", flush=True)
+            results["runs"].append(
+                {
+                    "workload": "analyze",
+                    "rows": args.rows,
+                    "input_mb": size_mb,
+                    "flinktune": run,
+                    "baseline": {
+                        "name": "dump size on disk / JVM heap (spark.driver.memory)",
+                        "dump_mb": size_mb,
+                        "driver_heap_mb": 1024,
+                    },
+                    "spark_local_dir_leftovers": leftover,
+                }
+            )
+            print(
+                f"  flinktune {run['peak_tree_rss_mb']} MB ({run['seconds']} s, exit {run['exit']}); "
+                f"spark.local.dir left: {len(leftover)} entries",
+                flush=True,
+            )
     write(results)
 
 
 def write(results: dict[str, Any]) -> None:
     RESULTS.mkdir(parents=True, exist_ok=True)
     (RESULTS / "resources.json").write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
-    lines = ["# Peak memory on huge inputs (benchmarks/bench_resources.py)", "",
-             f"Run {results['date']} on {results['machine']}, Python {results['python']}. Peak RSS of the whole "
-             "process tree (command + descendants, sampled every 0.2 s from /proc); ru_maxrss is the largest single "
-             "process the kernel reported.", "",
-             "| workload | input | flinktune peak tree RSS | ru_maxrss | time | exit | baseline | baseline peak RSS |",
-             "|---|---:|---:|---:|---:|---:|---|---:|"]
+    lines = [
+        "# Peak memory on huge inputs (benchmarks/bench_resources.py)",
+        "",
+        f"Run {results['date']} on {results['machine']}, Python {results['python']}. Peak RSS of the whole "
+        "process tree (command + descendants, sampled every 0.2 s from /proc); ru_maxrss is the largest "
+        "single "
+        "process the kernel reported.",
+        "",
+        "| workload | input | flinktune peak tree RSS | ru_maxrss | time | exit | baseline "
+        "| baseline peak RSS |",
+        "|---|---:|---:|---:|---:|---:|---|---:|",
+    ]
     for r in results["runs"]:
         f, b = r["flinktune"], r["baseline"]
         size = f"{r['input_mb']} MB" + (f", {r['rows']:,} rows" if "rows" in r else "")
-        base_rss = f"{b['peak_tree_rss_mb']} MB" if "peak_tree_rss_mb" in b else \
-            f"dump {b['dump_mb']} MB, heap {b['driver_heap_mb']} MB"
-        lines.append(f"| {r['workload']} | {size} | {f['peak_tree_rss_mb']} MB | {f['ru_maxrss_mb']} MB | "
-                     f"{f['seconds']} s | {f['exit']} | {b['name']} | {base_rss} |")
+        base_rss = (
+            f"{b['peak_tree_rss_mb']} MB"
+            if "peak_tree_rss_mb" in b
+            else f"dump {b['dump_mb']} MB, heap {b['driver_heap_mb']} MB"
+        )
+        lines.append(
+            f"| {r['workload']} | {size} | {f['peak_tree_rss_mb']} MB | {f['ru_maxrss_mb']} MB | "
+            f"{f['seconds']} s | {f['exit']} | {b['name']} | {base_rss} |"
+        )
     lines.append("")
     for r in results["runs"]:
         f = r["flinktune"]
         if f["stderr_tail"]:
             lines.append(f"- {r['workload']} stderr: `{f['stderr_tail'][-200:]}`")
         if "spark_local_dir_leftovers" in r:
-            lines.append(f"- analyze: entries left in spark.local.dir after exit: {len(r['spark_local_dir_leftovers'])}")
+            lines.append(
+                "- analyze: entries left in spark.local.dir after exit: "
+                f"{len(r['spark_local_dir_leftovers'])}"
+            )
     (RESULTS / "resources.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 

@@ -50,11 +50,31 @@ import hostile_inputs as H  # noqa: E402
 
 # The parsers the issue names get the full --cases. The extra targets (whole pipelines, small
 # side files) get fewer by default: the run shares a 2-core machine (--full gives them all --cases).
-REDUCED = {"detect": 10_000, "values": 5_000, "template": 10_000, "plan": 10_000, "baseline": 5_000,
-           "project_yaml": 5_000, "project_toml": 5_000, "suppress": 10_000, "lint": 3_000, "recommend": 5_000,
-           "profile": 5_000}
-ATHERIS_TARGETS = ("flat", "memory", "duration", "condition", "template", "yaml", "k8s", "rule_file", "scenario",
-                   "plan")
+REDUCED = {
+    "detect": 10_000,
+    "values": 5_000,
+    "template": 10_000,
+    "plan": 10_000,
+    "baseline": 5_000,
+    "project_yaml": 5_000,
+    "project_toml": 5_000,
+    "suppress": 10_000,
+    "lint": 3_000,
+    "recommend": 5_000,
+    "profile": 5_000,
+}
+ATHERIS_TARGETS = (
+    "flat",
+    "memory",
+    "duration",
+    "condition",
+    "template",
+    "yaml",
+    "k8s",
+    "rule_file",
+    "scenario",
+    "plan",
+)
 # Under atheris (instrumented, ~10x slower) the YAML-based parsers get fewer runs by default.
 ATHERIS_SLOW = {"yaml": 20_000, "k8s": 20_000, "rule_file": 20_000, "scenario": 20_000, "plan": 20_000}
 
@@ -110,8 +130,15 @@ def run_target(name: str, cases: int, seed: int, deadline_s: float) -> dict[str,
     elapsed = time.perf_counter() - started
     for entry in crashes.values():
         entry["example"] = entry["example"][:500]
-    return {"target": name, "cases": cases, "counts": counts, "crashes": crashes, "seconds": round(elapsed, 1),
-            "slowest_case_s": round(slowest[0], 3), "slowest_case": slowest[1]}
+    return {
+        "target": name,
+        "cases": cases,
+        "counts": counts,
+        "crashes": crashes,
+        "seconds": round(elapsed, 1),
+        "slowest_case_s": round(slowest[0], 3),
+        "slowest_case": slowest[1],
+    }
 
 
 def _worker(job: tuple[str, int, int, float]) -> dict[str, Any]:
@@ -147,7 +174,8 @@ def one(data):
         tb = traceback.extract_tb(error.__traceback__)[-1]
         key = f"{type(error).__name__} at {tb.filename.rsplit('/', 1)[-1]}:{tb.lineno}"
         stats["crash"] += 1
-        entry = stats["crashes"].setdefault(key, {"count": 0, "example": text[:500], "message": str(error)[:300]})
+        entry = stats["crashes"].setdefault(
+            key, {"count": 0, "example": text[:500], "message": str(error)[:300]})
         entry["count"] += 1
     done = stats["ok"] + stats["error"] + stats["crash"]
     if done % 1000 == 0 or done >= runs:   # libFuzzer ends with exit(): no atexit hooks run
@@ -158,7 +186,8 @@ import os
 for i, seed in enumerate(H.TARGETS[name].seeds()):
     with open(os.path.join(corpus, f"seed{i}"), "wb") as fh:
         fh.write(b"\x00" + seed.encode("ascii", "ignore"))
-atheris.Setup([sys.argv[0], f"-runs={runs}", "-max_len=4096", "-timeout=10", "-rss_limit_mb=4096", corpus], one)
+flags = [f"-runs={runs}", "-max_len=4096", "-timeout=10", "-rss_limit_mb=4096"]
+atheris.Setup([sys.argv[0], *flags, corpus], one)
 atheris.Fuzz()
 """
 
@@ -169,29 +198,66 @@ def run_atheris(name: str, runs: int) -> dict[str, Any]:
         corpus = Path(tmp) / "corpus"
         corpus.mkdir()
         started = time.perf_counter()
-        proc = subprocess.run([sys.executable, "-c", ATHERIS_CHILD, str(ROOT / "tests" / "hostile"), name, str(runs),
-                               str(out), str(corpus)], capture_output=True, text=True, cwd=tmp)
+        proc = subprocess.run(
+            [
+                sys.executable,
+                "-c",
+                ATHERIS_CHILD,
+                str(ROOT / "tests" / "hostile"),
+                name,
+                str(runs),
+                str(out),
+                str(corpus),
+            ],
+            capture_output=True,
+            text=True,
+            cwd=tmp,
+        )
         elapsed = time.perf_counter() - started
         stats = json.loads(out.read_text()) if out.exists() else {}
     tail = [line.strip() for line in proc.stderr.splitlines() if "DONE" in line or line.startswith("==")][-2:]
-    return {"target": name, "runs": runs, "returncode": proc.returncode, "seconds": round(elapsed, 1),
-            "stats": stats, "libfuzzer": tail}
+    return {
+        "target": name,
+        "runs": runs,
+        "returncode": proc.returncode,
+        "seconds": round(elapsed, 1),
+        "stats": stats,
+        "libfuzzer": tail,
+    }
 
 
 # --- the metrics-dump normaliser (Spark) -------------------------------------------------------
 
 _METRIC_FORMS = (
-    "{m}", "Shuffle.Netty.Output.Buffers.{m}", "Shuffle.Netty.Input.Buffers.{m}", "buffers.{m}",
-    "Shuffle.Netty.Input.{m}", "{op}.{m}",
+    "{m}",
+    "Shuffle.Netty.Output.Buffers.{m}",
+    "Shuffle.Netty.Input.Buffers.{m}",
+    "buffers.{m}",
+    "Shuffle.Netty.Input.{m}",
+    "{op}.{m}",
     "{host}.taskmanager.{tm}.{job}.{task}.{sub}.Shuffle.Netty.Output.Buffers.{m}",
     "{host}.taskmanager.{tm}.{job}.{task}.{sub}.{m}",
     "flink_taskmanager_job_task_Shuffle_Netty_Output_Buffers_{m}",
     'flink_taskmanager_job_task_{m}{{task_name="{task}",subtask_index="{sub}",job_name="{job}"}}',
-    "flink_taskmanager_job_task_operator_{m}", "bp.ratio",
+    "flink_taskmanager_job_task_operator_{m}",
+    "bp.ratio",
 )
-_METRICS = ("outPoolUsage", "inPoolUsage", "busyTimeMsPerSecond", "backPressuredTimeMsPerSecond", "idleTimeMsPerSecond",
-            "numRecordsIn", "numRecordsOut", "numBytesInRemote", "isBackPressured", "inputFloatingBuffersUsage",
-            "numRecordsInPerSecond", "unknownMetric", "", "outpoolusage")
+_METRICS = (
+    "outPoolUsage",
+    "inPoolUsage",
+    "busyTimeMsPerSecond",
+    "backPressuredTimeMsPerSecond",
+    "idleTimeMsPerSecond",
+    "numRecordsIn",
+    "numRecordsOut",
+    "numBytesInRemote",
+    "isBackPressured",
+    "inputFloatingBuffersUsage",
+    "numRecordsInPerSecond",
+    "unknownMetric",
+    "",
+    "outpoolusage",
+)
 
 
 def _dump_rows(rng: random.Random, count: int) -> list[dict[str, Any]]:
@@ -199,25 +265,55 @@ def _dump_rows(rng: random.Random, count: int) -> list[dict[str, Any]]:
         return value.encode("utf-8", "replace").decode("utf-8")
 
     def text() -> str:
-        return clean(H.mutate(rng, rng.choice(("Source: Kafka", "Sink", "Map -> Filter", "KeyedAgg")),
-                              ["a.b", "{x}", "\n"])[:300])
+        return clean(
+            H.mutate(
+                rng, rng.choice(("Source: Kafka", "Sink", "Map -> Filter", "KeyedAgg")), ["a.b", "{x}", "\n"]
+            )[:300]
+        )
 
     rows = []
     t0 = 1_767_225_600_000
     for i in range(count):
         form = rng.choice(_METRIC_FORMS)
-        metric = form.format(m=rng.choice(_METRICS), op=text(), host=rng.choice(("h1", "10.0.0.1", "")),
-                             tm=rng.choice(("tm-1", "10.0.0.1:40143-b0f767", "x.y")), job=text(), task=text(),
-                             sub=rng.choice(("0", "1", "-1", "x", "99999999999")))
+        metric = form.format(
+            m=rng.choice(_METRICS),
+            op=text(),
+            host=rng.choice(("h1", "10.0.0.1", "")),
+            tm=rng.choice(("tm-1", "10.0.0.1:40143-b0f767", "x.y")),
+            job=text(),
+            task=text(),
+            sub=rng.choice(("0", "1", "-1", "x", "99999999999")),
+        )
         if rng.random() < 0.05:
             metric = clean(H.mutate(rng, metric, []))
-        value = rng.choice((rng.uniform(0, 1), rng.uniform(0, 1000), float(rng.randint(0, 10**9)), float("nan"),
-                            float("inf"), -float("inf"), -1.0, 0.0, 1e308, None))
-        rows.append({"ts": t0 + (i % 500) * 1000 + rng.choice((0, 0, 0, -10**6, 10**12)), "job_id": rng.choice(("j1", "j2", None)),
-                     "job_name": rng.choice(("job", text(), None)), "vertex_id": rng.choice(("v1", "v2", None)),
-                     "task_name": rng.choice(("Sink", "Source", text(), None)),
-                     "subtask_index": rng.choice((0, 1, 2, -1, None, 2**31 - 1)), "tm_id": rng.choice(("tm-1", None)),
-                     "host": "h", "metric": metric, "value": value})
+        value = rng.choice(
+            (
+                rng.uniform(0, 1),
+                rng.uniform(0, 1000),
+                float(rng.randint(0, 10**9)),
+                float("nan"),
+                float("inf"),
+                -float("inf"),
+                -1.0,
+                0.0,
+                1e308,
+                None,
+            )
+        )
+        rows.append(
+            {
+                "ts": t0 + (i % 500) * 1000 + rng.choice((0, 0, 0, -(10**6), 10**12)),
+                "job_id": rng.choice(("j1", "j2", None)),
+                "job_name": rng.choice(("job", text(), None)),
+                "vertex_id": rng.choice(("v1", "v2", None)),
+                "task_name": rng.choice(("Sink", "Source", text(), None)),
+                "subtask_index": rng.choice((0, 1, 2, -1, None, 2**31 - 1)),
+                "tm_id": rng.choice(("tm-1", None)),
+                "host": "h",
+                "metric": metric,
+                "value": value,
+            }
+        )
     return rows
 
 
@@ -245,7 +341,9 @@ def run_dumps(total_rows: int, batches: int, seed: int) -> dict[str, Any]:
             folder.mkdir()
             cols = list(rows[0])
             types = {"ts": pa.int64(), "subtask_index": pa.int64(), "value": pa.float64()}
-            table = pa.table({c: pa.array([r[c] for r in rows], type=types.get(c, pa.string())) for c in cols})
+            table = pa.table(
+                {c: pa.array([r[c] for r in rows], type=types.get(c, pa.string())) for c in cols}
+            )
             pq.write_table(table, folder / "m.parquet")
             with open(folder / "m.csv", "w", newline="", encoding="utf-8") as fh:
                 w = csv.DictWriter(fh, fieldnames=cols)
@@ -261,8 +359,14 @@ def run_dumps(total_rows: int, batches: int, seed: int) -> dict[str, Any]:
                     inputs = L.resolve_inputs([path])
                     canon = L.load_canonical(spark, inputs, L.Filters())
                     sample = canon.select("metric", "rank", "value").collect()
-                    bad = [r for r in sample if r["metric"] not in names.METRICS or r["rank"] is None
-                           or r["value"] is None or not (0 <= r["value"] < float("inf"))]
+                    bad = [
+                        r
+                        for r in sample
+                        if r["metric"] not in names.METRICS
+                        or r["rank"] is None
+                        or r["value"] is None
+                        or not (0 <= r["value"] < float("inf"))
+                    ]
                     outcome["normalised_rows"] = len(sample)
                     outcome["invariant_violations"] = len(bad)
                     result = run_analysis(spark, AnalysisOptions(inputs=(path,)))
@@ -285,53 +389,83 @@ def run_dumps(total_rows: int, batches: int, seed: int) -> dict[str, Any]:
 # --- report --------------------------------------------------------------------------------------
 
 
-def write_report(results: list[dict[str, Any]], atheris_results: list[dict[str, Any]], dumps: dict[str, Any] | None,
-                 args: argparse.Namespace, atheris_note: str) -> None:
+def write_report(
+    results: list[dict[str, Any]],
+    atheris_results: list[dict[str, Any]],
+    dumps: dict[str, Any] | None,
+    args: argparse.Namespace,
+    atheris_note: str,
+) -> None:
     RESULTS.mkdir(parents=True, exist_ok=True)
-    doc = {"date": datetime.now(UTC).isoformat(timespec="seconds"), "python": platform.python_version(),
-           "machine": f"{platform.machine()}, {os.cpu_count()} cpus", "seed": args.seed,
-           "deadline_s": args.deadline, "max_text_chars": H.MAX_TEXT_CHARS, "targets": results,
-           "atheris": atheris_results, "atheris_note": atheris_note, "dumps": dumps}
+    doc = {
+        "date": datetime.now(UTC).isoformat(timespec="seconds"),
+        "python": platform.python_version(),
+        "machine": f"{platform.machine()}, {os.cpu_count()} cpus",
+        "seed": args.seed,
+        "deadline_s": args.deadline,
+        "max_text_chars": H.MAX_TEXT_CHARS,
+        "targets": results,
+        "atheris": atheris_results,
+        "atheris_note": atheris_note,
+        "dumps": dumps,
+    }
     (RESULTS / "fuzz.json").write_text(json.dumps(doc, indent=2, default=str) + "\n", encoding="utf-8")
     lines = [
-        "# Fuzzing every parser (benchmarks/fuzz_all.py)", "",
-        f"Run {doc['date']} on {doc['machine']}, Python {doc['python']}, seed {args.seed}. Property: any input "
-        "gives a result or a FlinktuneError with a one-line message; a *crash* is any other exception, a *hang* "
-        f"a case over {args.deadline} s. Inputs: at most {H.MAX_TEXT_CHARS} characters (10% of mutations up to "
-        "~2x that); the parsers' own size caps are tested separately (tests/hostile).", "",
-        "## Mutation fuzzing (seeded, repeatable)", "",
+        "# Fuzzing every parser (benchmarks/fuzz_all.py)",
+        "",
+        f"Run {doc['date']} on {doc['machine']}, Python {doc['python']}, seed {args.seed}. "
+        "Property: any input gives a result or a FlinktuneError with a one-line message; a *crash* is "
+        f"any other exception, a *hang* a case over {args.deadline} s. Inputs: at most "
+        f"{H.MAX_TEXT_CHARS} characters (10% of mutations up to "
+        "~2x that); the parsers' own size caps are tested separately (tests/hostile).",
+        "",
+        "## Mutation fuzzing (seeded, repeatable)",
+        "",
         "| target | cases | ok | FlinktuneError | crash | hang | seconds | slowest case (s) |",
         "|---|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for r in results:
         c = r["counts"]
-        lines.append(f"| {r['target']} | {r['cases']:,} | {c['ok']:,} | {c['error']:,} | {c['crash']} | {c['hang']} | "
-                     f"{r['seconds']} | {r['slowest_case_s']} |")
+        lines.append(
+            f"| {r['target']} | {r['cases']:,} | {c['ok']:,} | {c['error']:,} | {c['crash']} | {c['hang']} | "
+            f"{r['seconds']} | {r['slowest_case_s']} |"
+        )
     crashes = [(r["target"], k, v) for r in results for k, v in r["crashes"].items()]
     lines += ["", f"Crashes and hangs in this run: {len(crashes)} distinct."]
     for target, key, entry in crashes:
-        lines.append(f"- {target}: {key} x{entry['count']}: {entry.get('message', '')[:150]!r}; "
-                     f"input {entry['example'][:150]!r}")
+        lines.append(
+            f"- {target}: {key} x{entry['count']}: {entry.get('message', '')[:150]!r}; "
+            f"input {entry['example'][:150]!r}"
+        )
     lines += ["", "## Coverage-guided fuzzing (atheris / libFuzzer)", "", atheris_note, ""]
     if atheris_results:
-        lines += ["| target | runs | ok | FlinktuneError | crash | seconds | libFuzzer |", "|---|---:|---:|---:|---:|---:|---|"]
+        lines += [
+            "| target | runs | ok | FlinktuneError | crash | seconds | libFuzzer |",
+            "|---|---:|---:|---:|---:|---:|---|",
+        ]
         for a in atheris_results:
             s = a["stats"]
-            lines.append(f"| {a['target']} | {a['runs']:,} | {s.get('ok', '?')} | {s.get('error', '?')} | "
-                         f"{s.get('crash', '?')} | {a['seconds']} | {' / '.join(a['libfuzzer'])[:120]} |")
+            lines.append(
+                f"| {a['target']} | {a['runs']:,} | {s.get('ok', '?')} | {s.get('error', '?')} | "
+                f"{s.get('crash', '?')} | {a['seconds']} | {' / '.join(a['libfuzzer'])[:120]} |"
+            )
             for key, entry in (s.get("crashes") or {}).items():
                 lines.append(f"  - crash {key} x{entry['count']}: {entry['message'][:120]!r}")
     lines += ["", "## Metrics-dump normaliser (Spark batches)", ""]
     if dumps:
-        lines.append(f"{dumps['rows']:,} generated rows in {len(dumps['batches']) // 3} batches, each written as "
-                     f"parquet, CSV and JSON lines and read by the real loader (load_canonical) and the whole "
-                     f"analysis (run_analysis): {dumps['seconds']} s. Crashes: {dumps['crashes'] or 'none'}.")
+        lines.append(
+            f"{dumps['rows']:,} generated rows in {len(dumps['batches']) // 3} batches, each written as "
+            f"parquet, CSV and JSON lines and read by the real loader (load_canonical) and the whole "
+            f"analysis (run_analysis): {dumps['seconds']} s. Crashes: {dumps['crashes'] or 'none'}."
+        )
         lines.append("")
         lines.append("| batch | format | normalised rows | invariant violations | result |")
         lines.append("|---:|---|---:|---:|---|")
         for o in dumps["batches"]:
-            lines.append(f"| {o['batch']} | {o['format']} | {o.get('normalised_rows', '')} | "
-                         f"{o.get('invariant_violations', '')} | {o['result'][:90]} |")
+            lines.append(
+                f"| {o['batch']} | {o['format']} | {o.get('normalised_rows', '')} | "
+                f"{o.get('invariant_violations', '')} | {o['result'][:90]} |"
+            )
     else:
         lines.append("Not run (--dump-rows 0).")
     (RESULTS / "fuzz.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
@@ -339,15 +473,24 @@ def write_report(results: list[dict[str, Any]], atheris_results: list[dict[str, 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--cases", type=int, default=100_000, help="cases per parser (reduced targets: see REDUCED)")
+    parser.add_argument(
+        "--cases", type=int, default=100_000, help="cases per parser (reduced targets: see REDUCED)"
+    )
     parser.add_argument("--full", action="store_true", help="give the reduced targets the full --cases too")
     parser.add_argument("--only", default="", help="comma-separated target names")
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--seed", type=int, default=20261121)
-    parser.add_argument("--deadline", type=float, default=10.0, help="seconds per case before it counts as a hang")
+    parser.add_argument(
+        "--deadline", type=float, default=10.0, help="seconds per case before it counts as a hang"
+    )
     parser.add_argument("--atheris-runs", type=int, default=100_000)
     parser.add_argument("--dump-rows", type=int, default=100_000)
     parser.add_argument("--dump-batches", type=int, default=2)
+    parser.add_argument(
+        "--merge",
+        action="store_true",
+        help="add this run's targets to the last fuzz.json instead of replacing it",
+    )
     args = parser.parse_args()
     names = [n for n in (args.only.split(",") if args.only else H.TARGETS) if n]
     jobs = []
@@ -364,20 +507,36 @@ def main() -> None:
 
         import atheris  # noqa: F401
 
-        atheris_note = (f"atheris {version('atheris')} installed into the venv (pip install "
-                        "atheris: it built); each string parser below ran under libFuzzer with flinktune and "
-                        "PyYAML instrumented, max_len 4096, 10 s timeout per input.")
+        atheris_note = (
+            f"atheris {version('atheris')} installed into the venv (pip install "
+            "atheris: it built); each string parser below ran under libFuzzer with flinktune and "
+            "PyYAML instrumented, max_len 4096, 10 s timeout per input."
+        )
         if args.atheris_runs:
             for name in (n for n in ATHERIS_TARGETS if n in names):
-                runs = args.atheris_runs if args.full else min(args.atheris_runs, ATHERIS_SLOW.get(name, args.atheris_runs))
+                runs = (
+                    args.atheris_runs
+                    if args.full
+                    else min(args.atheris_runs, ATHERIS_SLOW.get(name, args.atheris_runs))
+                )
                 print(f"atheris {name} ({runs} runs)", flush=True)
                 atheris_results.append(run_atheris(name, runs))
     except ImportError:
-        atheris_note = "atheris is not installed (pip install atheris failed to build): mutation fuzzing only."
+        atheris_note = (
+            "atheris is not installed (pip install atheris failed to build): mutation fuzzing only."
+        )
     dumps = None
     if args.dump_rows:
         print(f"metrics dumps: {args.dump_rows} rows in {args.dump_batches} Spark batches", flush=True)
         dumps = run_dumps(args.dump_rows, args.dump_batches, args.seed)
+    if args.merge and (RESULTS / "fuzz.json").exists():
+        old = json.loads((RESULTS / "fuzz.json").read_text(encoding="utf-8"))
+        mine = {r["target"] for r in results}
+        results = [r for r in old["targets"] if r["target"] not in mine] + results
+        done = {a["target"] for a in atheris_results}
+        atheris_results = [a for a in old.get("atheris") or [] if a["target"] not in done] + atheris_results
+        dumps = dumps or old.get("dumps")
+        atheris_note = atheris_note if atheris_results and done else old.get("atheris_note", atheris_note)
     write_report(results, atheris_results, dumps, args, atheris_note)
     total_crashes = sum(r["counts"]["crash"] + r["counts"]["hang"] for r in results)
     total_crashes += sum(a["stats"].get("crash", 0) for a in atheris_results)

@@ -853,8 +853,8 @@ class _Planner:
 
 
 def resolve_job(document: ConfigDocument, version: FlinkVersion, env: Environment, catalog: Catalog,
-                spec: DeploymentSpec, measured: Measured | None, plan: dict[str, Any] | None
-                ) -> tuple[Job, Environment, list[str]]:
+                spec: DeploymentSpec, measured: Measured | None, plan: dict[str, Any] | None,
+                placement: mb.Placement | None = None) -> tuple[Job, Environment, list[str]]:
     """The job facts, from flags/profile > metrics > plan > deployment spec > config > assumptions."""
     state = ConfigState(dict(document.values()), version, catalog,
                         Job(1, 1, 1, 1, "streaming", DEFAULT_RTT_S, DEFAULT_BANDWIDTH_BYTES_PER_S, None, None,
@@ -909,7 +909,14 @@ def resolve_job(document: ConfigDocument, version: FlinkVersion, env: Environmen
     job = Job(parallelism=parallelism, slots=slots, taskmanagers=taskmanagers, exchanges=exchanges,
               workload=workload, rtt_s=rtt, bandwidth_bytes_per_s=bandwidth, rate_per_subtask=rate,
               record_bytes=record, latency_target_s=env.latency_target_s, skew=skew, graph=graph,
-              multi_input_vertices=multi)
+              multi_input_vertices=multi, placement=placement if graph is not None else None)
+    if job.placement is not None:
+        try:
+            mb.taskmanager_buffers(graph, mb.buffer_settings(version), slots, placement=job.placement)
+        except FlinktuneError as error:
+            # A placement that does not match the plan (another run, other slots) is worse than none.
+            job = replace(job, placement=None)
+            assumptions.append(f"the subtask placement beside the dump was not used: {error.message}")
     resolved = env.with_values({name: v for name, (v, _w) in values.items()}, "derived")
     sources = dict(resolved.sources)
     for name, (_v, where) in values.items():
@@ -966,6 +973,7 @@ _FIELDS = {"parallelism": "parallelism", "rate": "rate_per_subtask", "record-siz
 
 def recommend(document: ConfigDocument, text: str, version: FlinkVersion, env: Environment | None = None, *,
               measured: Measured | None = None, plan: dict[str, Any] | None = None,
+              placement: mb.Placement | None = None,
               catalog: Catalog | None = None) -> Recommendation:
     """A coherent, version-aware set of changes for ``document`` (read from ``text``)."""
     catalog = catalog or load_catalog()
@@ -974,7 +982,8 @@ def recommend(document: ConfigDocument, text: str, version: FlinkVersion, env: E
     overlay: dict[str, ConfigValue] = {}
     if spec.taskmanager_memory_bytes is not None:
         overlay[KEY_PROCESS] = _mb_text(spec.taskmanager_memory_bytes)
-    job, resolved_env, assumptions = resolve_job(document, version, env, catalog, spec, measured, plan)
+    job, resolved_env, assumptions = resolve_job(document, version, env, catalog, spec, measured, plan,
+                                                 placement)
     planner = _Planner(document, version, catalog, job, overlay, spec, measured)
     notes = planner.notes
     if measured is not None and measured.cause in NOT_NETWORK:
@@ -1032,7 +1041,8 @@ def recommend(document: ConfigDocument, text: str, version: FlinkVersion, env: E
 def recommend_text(text: str, path: str, env: Environment | None, *,
                    version_of: Callable[[ConfigDocument], FlinkVersion],
                    measured_for: Callable[[ConfigDocument, FlinkVersion], Measured | None] | None = None,
-                   plan: dict[str, Any] | None = None, catalog: Catalog | None = None
+                   plan: dict[str, Any] | None = None, catalog: Catalog | None = None,
+                   placement: mb.Placement | None = None
                    ) -> list[Recommendation]:
     """Every Flink configuration in a file's ``text``, one after the other: each document is re-read
     from the text the previous one's edits produced, so the last ``new_text`` holds all changes."""
@@ -1050,7 +1060,8 @@ def recommend_text(text: str, path: str, env: Environment | None, *,
         document = read_config_text(current, path)[index]
         version = version_of(document)
         measured = measured_for(document, version) if measured_for is not None else None
-        rec = recommend(document, current, version, env, measured=measured, plan=plan, catalog=catalog)
+        rec = recommend(document, current, version, env, measured=measured, plan=plan, catalog=catalog,
+                        placement=placement)
         out.append(rec)
         current = rec.new_text
     return out

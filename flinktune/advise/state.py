@@ -74,6 +74,8 @@ class Job:
     skew: float | None
     graph: mb.JobGraph | None = None
     multi_input_vertices: tuple[str, ...] = ()
+    # Where each subtask ran ((vertex_id, subtask) -> TaskManager), from the dump's job.json.
+    placement: mb.Placement | None = None
 
     @property
     def per_taskmanager(self) -> int:
@@ -209,7 +211,8 @@ class ConfigState:
         settings = self.settings
         job = self.job
         if job.graph is not None:
-            return mb.busiest_taskmanager(mb.taskmanager_buffers(job.graph, settings, job.slots))
+            return mb.busiest_taskmanager(mb.taskmanager_buffers(job.graph, settings, job.slots,
+                                                                 placement=job.placement))
         types = ([mb.PartitionType.PIPELINED_BOUNDED] if job.workload == "streaming"
                  # A batch job's exchanges are blocking by default; the pipelined case also covers
                  # execution.batch-shuffle-mode ALL_EXCHANGES_PIPELINED and what `lint` checks.

@@ -21,32 +21,48 @@ if TYPE_CHECKING:
 _FORMATS = ("text", "json")
 
 
-def _load_plan(path: Path) -> dict[str, Any]:
+def _load_plan(path: Path, what: str = "the plan") -> dict[str, Any]:
     from flinktune.errors import ConfigError
 
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except OSError as error:
-        raise ConfigError(f"cannot read the plan: {error.strerror or error}", file=str(path)) from None
+        raise ConfigError(f"cannot read {what}: {error.strerror or error}", file=str(path)) from None
     except (UnicodeDecodeError, json.JSONDecodeError) as error:
         line = getattr(error, "lineno", None)
-        raise ConfigError(f"the plan is not JSON: {getattr(error, 'msg', error)}", file=str(path),
+        raise ConfigError(f"{what} is not JSON: {getattr(error, 'msg', error)}", file=str(path),
                           line=line) from None
     except (ValueError, RecursionError) as error:  # over-long integers, absurd nesting
         problem = "nests too deeply" if isinstance(error, RecursionError) else str(error).split(";")[0]
-        raise ConfigError(f"the plan is not JSON: {problem}", file=str(path)) from None
+        raise ConfigError(f"{what} is not JSON: {problem}", file=str(path)) from None
     if not isinstance(data, dict):
-        raise ConfigError("the plan must be a JSON object (/jobs/:jobid/plan)", file=str(path))
+        raise ConfigError(f"{what} must be a JSON object", file=str(path))
     return data
 
 
-def _plan_beside(metrics: list[str]) -> Path | None:
+def _beside(metrics: list[str], *names: str) -> Path | None:
+    """The first of ``names`` found in the folder of a metrics input."""
     for item in metrics:
         path = Path(item)
         folder = path if path.is_dir() else path.parent
-        if (folder / "plan.json").is_file():
-            return folder / "plan.json"
+        for name in names:
+            if (folder / name).is_file():
+                return folder / name
     return None
+
+
+def _plan_beside(metrics: list[str]) -> Path | None:
+    return _beside(metrics, "plan.json")
+
+
+def _placement_beside(metrics: list[str]) -> Any:
+    """Where each subtask ran, from `flinktune collect`'s job.json (or a REST job-vertices.json)."""
+    from flinktune.model.buffers import placement_from_job_json
+
+    path = _beside(metrics, "job.json", "job-vertices.json")
+    if path is None:
+        return None
+    return placement_from_job_json(_load_plan(path, "the job placement"))
 
 
 def recommend(
@@ -138,8 +154,9 @@ def _run(file: Path, env: Environment, plan_data: dict[str, Any] | None, plan_pa
     def measured_for(document: Any, version: Any) -> Any:
         return _measure(metrics, plan_path, document, version, env) if metrics else None
 
+    placement = _placement_beside(metrics) if metrics and plan_data is not None else None
     recs = recommend_text(text, str(file), env, version_of=version_of, measured_for=measured_for,
-                          plan=plan_data)
+                          plan=plan_data, placement=placement)
     current = recs[-1].new_text
     if fmt == "json":
         typer.echo(render_recommendation_json(recs), nl=False)

@@ -18,6 +18,9 @@ BACKPRESSURED = 2
 
 # A source emits records in chunks of at most this much of its own time (latency granularity).
 SOURCE_CHUNK_S = 0.00025
+# Records of one size are written in bulk when at least this many fit into a buffer; with fewer,
+# nearly every record needs a new buffer and the plain per-record loop is cheaper.
+BULK_RECORDS_PER_BUFFER = 4
 
 
 class Task:
@@ -207,7 +210,7 @@ class Task:
                 self._on_barrier(sl)
                 continue
             speed = self.capacity * self.factor
-            n = len(sl.recs)
+            n = sl.n
             busy_s = self.buffer_overhead_s
             if n:
                 busy_s += n / speed if speed > 0 else 3600.0
@@ -331,37 +334,10 @@ class Task:
         end = len(targets)
         tsrc_one = self.tsrc_one
         size = self.fixed_size
-        if size is not None and tsrc_one is not None and not self.flush_always and end - pi > 1:
-            if soft and (part.used >= part.pool_size or part.unavail_subs):
-                return False
-            # Bulk step: when every pending record fits into its subpartition's current buffer
-            # without filling it, writing them one by one touches nothing but those buffers (no
-            # buffer requested or finished, nobody notified), so each subpartition's share is
-            # appended as one run with the same sequence numbers, sizes and times.
-            subs = part.subs
-            seg = part.seg
-            chunk = targets if pi == 0 else targets[pi:]
-            plan = []
-            for j in set(chunk):
-                sub = subs[j]
-                cur = sub.cur
-                k = chunk.count(j)
-                if cur is None or cur.size + k * size >= seg:
-                    break
-                plan.append((sub, cur, k))
-            else:
-                for sub, cur, k in plan:
-                    seq = sub.next_seq
-                    sub.next_seq = seq + k
-                    cur.size += k * size
-                    cur.nrec += k
-                    cur.recs.append((seq, k, now, tsrc_one))
-                n = end - pi
-                self.records_out += n
-                part.bytes_out += n * size
-                self.p_targets = []
-                self.pi = 0
-                return True
+        seg = part.seg
+        if (size is not None and tsrc_one is not None and not self.flush_always
+                and seg >= BULK_RECORDS_PER_BUFFER * size):
+            return self._emit_bulk(part, now, soft, pi, end, size, tsrc_one)
         sizes = self.p_sizes
         tsrcs = self.p_tsrc
         if tsrcs is None:
@@ -369,7 +345,6 @@ class Task:
             self.tsrc_one = None
         subs = part.subs
         flush_always = self.flush_always
-        seg = part.seg
         written = 0
         try:
             while pi < end:
@@ -395,6 +370,75 @@ class Task:
                 pi += 1
                 if flush_always:
                     part.flush(sub)
+        finally:
+            self.pi = pi
+            self.records_out += pi - start
+            part.bytes_out += written
+        self.p_targets = []
+        self.pi = 0
+        return True
+
+    def _emit_bulk(self, part: Any, now: float, soft: bool, pi: int, end: int, size: int,
+                   t_src: float) -> bool:
+        """``_emit`` for records of one size and one source time, without a per-record loop.
+
+        Between two records that need a buffer requested or finished ("slow" ones), writing a
+        record only appends it to its subpartition's current buffer: nothing is notified, no pool
+        state changes, so the order among those records does not matter and each subpartition's
+        share is appended as one run (same sequence numbers, sizes and times as one by one).
+        Slow records go through ``ResultPartition.write`` one at a time, in order.
+        """
+        targets = self.p_targets
+        subs = part.subs
+        seg = part.seg
+        limit = seg - 1  # a record is fast while cur.size + size <= seg - 1
+        start = pi
+        written = 0
+        try:
+            while pi < end:
+                if soft and (part.used >= part.pool_size or part.unavail_subs):
+                    return False
+                chunk = targets[pi:end] if pi else targets
+                n = end - pi
+                first_slow = n
+                counts = []
+                for j in set(chunk):
+                    sub = subs[j]
+                    cur = sub.cur
+                    k = chunk.count(j)
+                    counts.append((sub, k))
+                    fast = (limit - cur.size) // size if cur is not None else 0
+                    if k > fast:
+                        # the (fast + 1)-th record for this subpartition needs a new buffer
+                        pos = chunk.index(j)
+                        for _ in range(fast):
+                            pos = chunk.index(j, pos + 1)
+                        if pos < first_slow:
+                            first_slow = pos
+                if first_slow:
+                    if first_slow < n:
+                        prefix = chunk[:first_slow]
+                        counts = [(subs[j], prefix.count(j)) for j in set(prefix)]
+                    for sub, k in counts:
+                        cur = sub.cur
+                        seq = sub.next_seq
+                        sub.next_seq = seq + k
+                        cur.size += k * size
+                        cur.nrec += k
+                        cur.recs.append((seq, k, now, t_src))
+                    pi += first_slow
+                    written += first_slow * size
+                    if pi == end:
+                        break
+                sub = subs[targets[pi]]
+                seq = sub.next_seq
+                sub.next_seq = seq + 1
+                written += size
+                remaining = part.write(sub, size, seq, now, t_src)
+                if remaining:
+                    self.partial = (sub, remaining, seq, now, t_src)
+                    return False
+                pi += 1
         finally:
             self.pi = pi
             self.records_out += pi - start

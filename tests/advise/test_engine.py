@@ -274,3 +274,32 @@ def test_latency_budget_is_split_over_the_plans_exchanges() -> None:
     rec = _rec(STREAM, "1.19", plan=plan, latency_target="20ms")
     assert rec.job.exchanges == 2
     assert _keys(rec)["execution.buffer-timeout.interval"] == "5 ms"   # 20 ms / (2 x 2 exchanges)
+
+
+def test_real_placement_from_the_dump_sets_the_buffer_demand() -> None:
+    """The slow-sink run placed subtasks {0,3} and {1,2} per TaskManager (job-vertices.json from
+    Flink's REST /jobs/:jobid/vertices/:vid); with it, each TaskManager needs 60 buffers at
+    start-up (worked by hand in tests/model/test_placement.py), and the advisor says so."""
+    import json
+
+    from flinktune.advise.engine import recommend as recommend_with_placement
+    from flinktune.model.buffers import placement_from_job_json
+
+    folder = Path(__file__).resolve().parents[2] / "sample_data" / "slow-sink"
+    plan = json.loads((folder / "plan.json").read_text(encoding="utf-8"))
+    vertices = json.loads((folder / "job-vertices.json").read_text(encoding="utf-8"))
+    placement = placement_from_job_json(vertices)
+    text = (folder / "flink-config.yaml").read_text(encoding="utf-8")
+    document = read_config_text(text, "flink-config.yaml")[0]
+    env = Environment()
+    placed = recommend_with_placement(document, text, parse_version("1.20"), env, plan=plan,
+                                      placement=placement)
+    assert placed.job.placement == placement
+    assert "placed as given" in placed.demand_assumption
+    assert placed.original_fit is not None and placed.original_fit.required == 60
+
+    bogus = {key: "tm-that-does-not-exist" for key in list(placement)[:1]}  # misses most subtasks
+    fallback = recommend_with_placement(document, text, parse_version("1.20"), env, plan=plan,
+                                        placement=bogus)
+    assert fallback.job.placement is None
+    assert any("placement" in note for note in fallback.assumptions)

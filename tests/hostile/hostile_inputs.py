@@ -259,6 +259,43 @@ def t_lint(text: str) -> object:
     return findings
 
 
+_EDIT_KEYS = ("taskmanager.memory.network.fraction", "state.backend", "taskmanager.numberOfTaskSlots",
+              "taskmanager.memory.segment-size", "new.key", "a.b.c")
+_EDIT_VALUES = ("0.2", "64kb", "", " padded ", "x # y", "line\nbreak", "'quoted'", "\"q\"", "{a: 1}",
+                "[1, 2]", "null", "true", "\u00e9t\u00e9", "- item", "key: value", "*alias", "&anchor",
+                "!!tag", "%", "@")
+
+
+def t_writer(text: str) -> object:
+    """The config writer on a fuzzed file: one set/delete/rename chosen from the text (so a case is
+    repeatable). The result must be a text the readers accept, with the edit in it, or a WriteError."""
+    import zlib
+
+    from flinktune.config.reader import read_config_text
+    from flinktune.config.writer import Edit, apply_edits
+
+    pick = zlib.crc32(text.encode("utf-8", "surrogatepass"))
+    name = ("flink-conf.yaml", "config.yaml", "deploy.yaml")[pick % 3]
+    documents = read_config_text(text, name)
+    if not documents:
+        return None
+    document = documents[pick % len(documents)]
+    keys = [e.key for e in document.entries] or list(_EDIT_KEYS)
+    key = keys[(pick >> 3) % len(keys)] if (pick >> 7) % 3 else _EDIT_KEYS[(pick >> 3) % len(_EDIT_KEYS)]
+    value = _EDIT_VALUES[(pick >> 11) % len(_EDIT_VALUES)]
+    action = ("set", "delete", "rename")[(pick >> 17) % 3]
+    edit = (Edit("set", key, value) if action == "set" else Edit("delete", key) if action == "delete"
+            else Edit("rename", key, new_key=_EDIT_KEYS[(pick >> 19) % len(_EDIT_KEYS)]))
+    out = apply_edits(text, document, [edit])
+    again = read_config_text(out, name)   # what we write, we (and Flink's parsers) can read back
+    if action == "set" and not any(d.get(key) is not None for d in again):
+        raise PropertyViolation(f"set {key} is not in the written text")
+    if action == "delete" and document.get(key) is not None and len(again) == len(documents) \
+            and again[documents.index(document)].get(key) is not None:
+        raise PropertyViolation(f"delete {key} left the key in the written text")
+    return out
+
+
 def t_recommend(text: str) -> object:
     """``recommend`` on a fuzzed config with the default environment (model + writer on every input)."""
     from flinktune.advise.engine import recommend_text
@@ -412,6 +449,7 @@ TARGETS: dict[str, Target] = {t.name: t for t in (
     Target("project_yaml", t_project_yaml, project_yaml_seeds),
     Target("project_toml", t_project_toml, project_toml_seeds),
     Target("suppress", t_suppress, suppress_seeds),
+    Target("writer", t_writer, config_seeds),
     Target("lint", t_lint, config_seeds),
     Target("recommend", t_recommend, config_seeds),
     Target("profile", t_profile, profile_seeds),

@@ -10,6 +10,7 @@ made of the syntax every parser cares about, and arbitrary unicode text.
 from __future__ import annotations
 
 import random
+from pathlib import Path
 
 import hostile_inputs as H
 import pytest
@@ -75,6 +76,9 @@ REGRESSIONS = [
     ("scenario", "a: " + "[" * 3000 + "]" * 3000 + "\n"),      # RecursionError in PyYAML's composer
     ("scenario", "a: " + "{b: " * 1200 + "1" + "}" * 1200),
     ("scenario", "a: !!int\n"),                              # bare tag: IndexError in PyYAML
+    # capacity .inf passed validation, then the simulator died on int(inf): OverflowError.
+    ("scenario", (Path(H.REPO) / "sample_configs/scenarios/healthy.yaml").read_text(encoding="utf-8")
+     .replace("capacity: 200000", "capacity: .inf")),
     ("rule_file", "code: !!int for-1\n"),
     ("rule_file", "!!int"),
     ("rule_file", "code: !!timestamp 2020-13-01\n"),
@@ -104,6 +108,16 @@ REGRESSIONS = [
 def test_regressions_found_by_fuzzing(name: str, text: str) -> None:
     outcome = H.call(H.TARGETS[name].run, text)
     assert outcome in ("ok", "error")
+
+
+def test_an_infinite_capacity_is_refused_before_the_simulator_runs() -> None:
+    from flinktune.errors import ScenarioError
+    from flinktune.sim.scenario import scenario_from_text
+
+    text = (Path(H.REPO) / "sample_configs/scenarios/healthy.yaml").read_text(encoding="utf-8")
+    for bad in ("capacity: .inf", "capacity: .nan"):
+        with pytest.raises(ScenarioError, match="finite"):
+            scenario_from_text(text.replace("capacity: 200000", bad), "s.yaml")
 
 
 @pytest.mark.parametrize("name", ["scenario", "rule_file", "project_yaml", "plan", "baseline"])
