@@ -1,8 +1,9 @@
 """The one pass over the data: every aggregate at once, in long form, per time slot.
 
 1. ``slot_stats``: one groupBy over the canonical rows -> per (job, vertex, subtask, metric,
-   rank, slot): count, sum, max, counts above two thresholds, first/last value and time.
-   This is the only step that touches raw rows.
+   rank, slot): count, sum, max, first/last value and time. This is the only step that
+   touches all raw rows; ``descriptors`` reads the names (job, task, TaskManager) from the
+   end of the window only.
 2. ``series_stats``: over the (small) slot table: drop the warm-up, turn counters into rates
    with counter resets handled, and summarise each series.
    The per-slot means of the back-pressure and busy metrics ride along as a short list, so the
@@ -33,38 +34,50 @@ STRIP_METRICS = (
 def slot_stats(df: DataFrame, origin_ms: int, slot_ms: int) -> DataFrame:
     from pyspark.sql import functions as F
 
-    lo_map = F.create_map(*[x for k, (lo, _) in names.THRESHOLDS.items() for x in (F.lit(k), F.lit(lo))])
-    hi_map = F.create_map(*[x for k, (_, hi) in names.THRESHOLDS.items() for x in (F.lit(k), F.lit(hi))])
     # busyTimeMsPerSecond is NaN for some sources (e.g. SQL datagen): NaN is "not measured", not a
     # value, so it is dropped from every aggregate instead of poisoning the averages.
     v = F.when(~F.isnan("value"), F.col("value"))
     keyed = df.select(
+        F.coalesce(F.col("job_id"), F.col("job_name"), F.lit("")).alias("job_key"),
+        F.coalesce(F.col("vertex_id"), F.col("task_name")).alias("vertex_key"),
         F.coalesce(F.col("subtask_index"), F.lit(0)).alias("subtask_index"),
         "metric",
         "rank",
         "ts",
         v.alias("v"),
         F.floor((F.col("ts") - F.lit(origin_ms)) / F.lit(slot_ms)).cast("int").alias("slot"),
-        *CARRIED,
-    ).where(F.col("vertex_id").isNotNull() | F.col("task_name").isNotNull())
-    # The descriptive strings are grouping keys, not first() aggregates: a string aggregate would
-    # force Spark's sort-based aggregation on the raw rows; as keys the hash aggregation stays.
-    # The job and vertex keys derive from them after the aggregation (fewer strings to hash per row).
-    agg = keyed.groupBy("subtask_index", "metric", "rank", "slot", *CARRIED).agg(
+    ).where(F.col("vertex_key").isNotNull())
+    # Only the keys the analysis needs: every extra string key (job name, task name, TaskManager)
+    # made this aggregation about 4x more expensive (measured, benchmarks/results/analyze.md);
+    # those strings come from descriptors() instead.
+    return keyed.groupBy(*SERIES_KEYS, "slot").agg(
         F.count("v").alias("n"),
         F.sum("v").alias("s"),
         F.max("v").alias("mx"),
-        F.count(F.when(F.col("v") > lo_map[F.col("metric")], True)).alias("n_lo"),
-        F.count(F.when(F.col("v") > hi_map[F.col("metric")], True)).alias("n_hi"),
         F.min("ts").alias("t0"),
         F.max("ts").alias("t1"),
         F.min_by("v", "ts").alias("v0"),
         F.max_by("v", "ts").alias("v1"),
     )
-    return agg.select(
-        F.coalesce(F.col("job_id"), F.col("job_name"), F.lit("")).alias("job_key"),
-        F.coalesce(F.col("vertex_id"), F.col("task_name")).alias("vertex_key"),
-        "*",
+
+
+def descriptors(df: DataFrame, since_ms: int) -> DataFrame:
+    """Job id and name, vertex id, task name and TaskManager of each subtask, from the samples at
+    or after ``since_ms`` (the end of the window: the current TaskManager after a restart; on a
+    time-sorted parquet dump the filter skips most row groups)."""
+    from pyspark.sql import functions as F
+
+    return (
+        df.where(F.col("ts") >= F.lit(since_ms))
+        .select(
+            F.coalesce(F.col("job_id"), F.col("job_name"), F.lit("")).alias("job_key"),
+            F.coalesce(F.col("vertex_id"), F.col("task_name")).alias("vertex_key"),
+            F.coalesce(F.col("subtask_index"), F.lit(0)).alias("subtask_index"),
+            *CARRIED,
+        )
+        .where(F.col("vertex_key").isNotNull())
+        .groupBy("job_key", "vertex_key", "subtask_index")
+        .agg(*[F.max(c).alias(c) for c in CARRIED])
     )
 
 
@@ -84,8 +97,8 @@ def trim_warmup(slots: DataFrame, warmup_fraction: float, warmup_ms: int | None)
 
 
 def series_stats(slots: DataFrame) -> DataFrame:
-    """Per series: mean, max, share of samples above the two thresholds, and for counters the
-    rate per second with resets handled. Within a slot a reset shows as a last value below the
+    """Per series: mean, max, share of samples above the two thresholds (judged per slot), and
+    for counters the rate per second with resets handled. Within a slot a reset shows as a last value below the
     slot's max (delta = max - first + last); across slots as a first value below the previous
     slot's last (delta = first)."""
     from pyspark.sql import Window
@@ -102,22 +115,26 @@ def series_stats(slots: DataFrame) -> DataFrame:
         .when(F.col("v0") >= prev_last, F.col("v0") - prev_last)
         .otherwise(F.col("v0"))
     )
+    lo_map = F.create_map(*[x for k, (lo, _) in names.THRESHOLDS.items() for x in (F.lit(k), F.lit(lo))])
+    hi_map = F.create_map(*[x for k, (_, hi) in names.THRESHOLDS.items() for x in (F.lit(k), F.lit(hi))])
+    slot_mean = F.col("s") / F.col("n")
     with_delta = slots.withColumn("delta", F.coalesce(in_slot, F.lit(0.0)) + F.coalesce(across, F.lit(0.0)))
     agg = with_delta.groupBy(*SERIES_KEYS).agg(
         F.sum("n").alias("n"),
         (F.sum("s") / F.sum("n")).alias("mean"),
         F.max("mx").alias("max"),
-        (F.sum("n_lo") / F.sum("n")).alias("frac_lo"),
-        (F.sum("n_hi") / F.sum("n")).alias("frac_hi"),
+        # Shares of samples above the two thresholds, judged per time slot (the slot's mean), so
+        # the raw pass needs no per-row threshold look-up.
+        (F.sum(F.when(slot_mean > lo_map[F.col("metric")], F.col("n")).otherwise(0)) / F.sum("n")).alias(
+            "frac_lo"
+        ),
+        (F.sum(F.when(slot_mean > hi_map[F.col("metric")], F.col("n")).otherwise(0)) / F.sum("n")).alias(
+            "frac_hi"
+        ),
         F.sum("delta").alias("delta"),
         F.min("t0").alias("t_first"),
         F.max("t1").alias("t_last"),
         F.count("slot").alias("slots"),
-        F.first("job_id", ignorenulls=True).alias("job_id"),
-        F.first("job_name", ignorenulls=True).alias("job_name"),
-        F.first("vertex_id", ignorenulls=True).alias("vertex_id"),
-        F.first("task_name", ignorenulls=True).alias("task_name"),
-        F.first("tm_id", ignorenulls=True).alias("tm_id"),
         # The time strip rides along: per series, each slot's mean (only for the strip metrics).
         F.collect_list(
             F.when(

@@ -113,6 +113,8 @@ def run_analysis(
         plan = load_plan(plan_file)
     warm_frac, warm_ms = parse_warmup(options.warmup)
     filters = load.Filters(options.job, options.since_ms, options.until_ms)
+    from pyspark.sql import functions as F
+
     say("reading " + ", ".join(f"{len(i.paths)} {i.fmt}" for i in inputs))
     canon = load.load_canonical(spark, inputs, filters)
     try:
@@ -125,8 +127,22 @@ def run_analysis(
         say("aggregating in one pass")
         slots = aggregate.slot_stats(canon, lo, slot_ms)
         slots = aggregate.trim_warmup(slots, warm_frac, warm_ms)
-        # The one Spark job: scan, slot aggregation, warm-up trim, per-series summary.
-        series_rows = [r.asDict(recursive=True) for r in aggregate.series_stats(slots).collect()]
+        # One Spark job: scan, slot aggregation, warm-up trim, per-series summary; the names of
+        # each subtask come from the last tenth of the window in a second branch of the same job.
+        series_df = aggregate.series_stats(slots).withColumn("kind", F.lit("series"))
+        desc_df = aggregate.descriptors(canon, hi - max(slot_ms, (hi - lo) // 10)).withColumn(
+            "kind", F.lit("desc")
+        )
+        rows = [
+            r.asDict(recursive=True)
+            for r in series_df.unionByName(desc_df, allowMissingColumns=True).collect()
+        ]
+        series_rows = [r for r in rows if r["kind"] == "series"]
+        desc = {(r["job_key"], r["vertex_key"], r["subtask_index"]): r for r in rows if r["kind"] == "desc"}
+        for r in series_rows:
+            d = desc.get((r["job_key"], r["vertex_key"], r["subtask_index"]), {})
+            for c in aggregate.CARRIED:
+                r[c] = d.get(c)
     except MetricsError:
         raise
     except Exception as error:

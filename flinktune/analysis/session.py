@@ -23,6 +23,8 @@ DEFAULT_MASTER: Final[str] = "local[*]"
 
 TUNED_CONF: Final[dict[str, str]] = {
     "spark.sql.shuffle.partitions": "4",
+    # Splits small enough that both cores scan a 50 MB file (parquet splits at row groups).
+    "spark.sql.files.maxPartitionBytes": "16m",
     "spark.ui.enabled": "false",
     "spark.ui.showConsoleProgress": "false",
     "spark.sql.objectHashAggregate.sortBased.fallbackThreshold": "1000000",

@@ -19,6 +19,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+from flinktune.config.record import Record, set_field
 from flinktune.errors import CatalogError
 from flinktune.versions import FlinkVersion, parse_version
 
@@ -33,8 +34,7 @@ _SUGGEST_POOL = 150
 _PLACEHOLDER = re.compile(r"<[^<>.]+>")
 
 
-@dataclass(frozen=True)
-class OptionSpec:
+class OptionSpec(Record):
     """One option as a given Flink version declares it.
 
     ``type`` is Boolean, Integer, Long, Float, Double, String, MemorySize, Duration, Enum, List
@@ -43,6 +43,9 @@ class OptionSpec:
     option has no default. ``since`` is the first catalogued version (1.13 means "1.13 or earlier").
     """
 
+    __slots__ = _fields = ("key", "type", "default", "enum_values", "deprecated_keys", "fallback_keys",
+                           "since", "deprecated_since", "removed_in", "version", "element_type", "deprecated",
+                           "hidden", "doc_default", "declared_in", "resolution_order")
     key: str
     type: str
     default: str | None
@@ -53,12 +56,25 @@ class OptionSpec:
     deprecated_since: FlinkVersion | None
     removed_in: FlinkVersion | None
     version: FlinkVersion                     # the version this spec describes
-    element_type: str | None = None           # for List options
-    deprecated: bool = False                  # the field is @Deprecated in ``version``
-    hidden: bool = False                      # @Documentation.ExcludeFromDocumentation
-    doc_default: str | None = None            # @Documentation.OverrideDefault text, if any
-    declared_in: str | None = None            # Java class declaring the field
-    resolution_order: tuple[str, ...] = ()    # key, then fallback/deprecated keys in Flink's order
+    element_type: str | None                  # for List options
+    deprecated: bool                          # the field is @Deprecated in ``version``
+    hidden: bool                              # @Documentation.ExcludeFromDocumentation
+    doc_default: str | None                   # @Documentation.OverrideDefault text, if any
+    declared_in: str | None                   # Java class declaring the field
+    resolution_order: tuple[str, ...]         # key, then fallback/deprecated keys in Flink's order
+
+    def __init__(self, key: str, type: str, default: str | None, enum_values: tuple[str, ...],
+                 deprecated_keys: tuple[str, ...], fallback_keys: tuple[str, ...], since: FlinkVersion,
+                 deprecated_since: FlinkVersion | None, removed_in: FlinkVersion | None,
+                 version: FlinkVersion,
+                 element_type: str | None = None, deprecated: bool = False, hidden: bool = False,
+                 doc_default: str | None = None, declared_in: str | None = None,
+                 resolution_order: tuple[str, ...] = ()) -> None:
+        values = (key, type, default, enum_values, deprecated_keys, fallback_keys, since, deprecated_since,
+                  removed_in, version, element_type, deprecated, hidden, doc_default, declared_in,
+                  resolution_order)
+        for name, value in zip(self._fields, values, strict=True):
+            set_field(self, name, value)
 
     @property
     def is_template(self) -> bool:
@@ -66,21 +82,31 @@ class OptionSpec:
         return "<" in self.key
 
 
-@dataclass(frozen=True)
-class KeyStatus:
+class KeyStatus(Record):
     """What a key means in one Flink version."""
 
+    __slots__ = _fields = ("key", "version", "kind", "spec", "canonical_key", "deprecated", "replacement",
+                           "removed_in", "since", "deprecated_since", "family_reason")
     key: str
     version: FlinkVersion
     kind: str
-    spec: OptionSpec | None = None            # the option the key resolves to in ``version``
-    canonical_key: str | None = None
-    deprecated: bool = False                  # the option itself is @Deprecated in ``version``
-    replacement: str | None = None            # the key to use instead, where Flink names one
-    removed_in: FlinkVersion | None = None
-    since: FlinkVersion | None = None         # first version that knows the key (option or alias)
-    deprecated_since: FlinkVersion | None = None
-    family_reason: str | None = None
+    spec: OptionSpec | None                   # the option the key resolves to in ``version``
+    canonical_key: str | None
+    deprecated: bool                          # the option itself is @Deprecated in ``version``
+    replacement: str | None                   # the key to use instead, where Flink names one
+    removed_in: FlinkVersion | None
+    since: FlinkVersion | None                # first version that knows the key (option or alias)
+    deprecated_since: FlinkVersion | None
+    family_reason: str | None
+
+    def __init__(self, key: str, version: FlinkVersion, kind: str, spec: OptionSpec | None = None,
+                 canonical_key: str | None = None, deprecated: bool = False, replacement: str | None = None,
+                 removed_in: FlinkVersion | None = None, since: FlinkVersion | None = None,
+                 deprecated_since: FlinkVersion | None = None, family_reason: str | None = None) -> None:
+        values = (key, version, kind, spec, canonical_key, deprecated, replacement, removed_in, since,
+                  deprecated_since, family_reason)
+        for name, value in zip(self._fields, values, strict=True):
+            set_field(self, name, value)
 
     @property
     def is_known(self) -> bool:
@@ -92,12 +118,16 @@ class KeyStatus:
         return self.kind in ("deprecated-alias", "fallback-alias")
 
 
-@dataclass(frozen=True)
-class _Family:
+class _Family(Record):
     """Keys Flink accepts by pattern; the regex is compiled on first use (only unknown keys need it)."""
 
+    __slots__ = _fields = ("pattern", "reason")
     pattern: str
     reason: str
+
+    def __init__(self, pattern: str, reason: str) -> None:
+        set_field(self, "pattern", pattern)
+        set_field(self, "reason", reason)
 
     @property
     def regex(self) -> re.Pattern[str]:
@@ -435,13 +465,14 @@ def _close_matches(word: str, possibilities: list[str], n: int, cutoff: float) -
     for char in word:
         counts[char] = counts.get(char, 0) + 1
     word_length = len(word)
+    chars, limits = tuple(counts), tuple(counts.values())
     bounded: list[tuple[float, str]] = []
     for candidate in possibilities:
         length = len(candidate) + word_length
         if length:
             if 2.0 * min(len(candidate), word_length) / length < cutoff:      # real_quick_ratio
                 continue
-            matches = sum(min(candidate.count(char), count) for char, count in counts.items())
+            matches = sum(map(min, map(candidate.count, chars), limits))
             bound = 2.0 * matches / length                                     # quick_ratio
         else:
             bound = 1.0
@@ -450,10 +481,25 @@ def _close_matches(word: str, possibilities: list[str], n: int, cutoff: float) -
     bounded.sort(reverse=True)
     matcher = difflib.SequenceMatcher()
     matcher.set_seq2(word)
+    # A second, tighter bound: difflib's matching blocks form a common subsequence, so their size is
+    # at most the longest common subsequence, computed bit-parallel (Hyyro 2004) far faster than ratio().
+    positions: dict[str, int] = {}
+    for index, char in enumerate(word):
+        positions[char] = positions.get(char, 0) | (1 << index)
+    full = (1 << word_length) - 1
     best: list[tuple[float, str]] = []          # a min-heap of the n best (ratio, key) so far
     for bound, candidate in bounded:
         if len(best) >= n and (bound, candidate) < best[0]:
             break
+        length = len(candidate) + word_length
+        if length:
+            row = full
+            for char in candidate:
+                matched = row & positions.get(char, 0)
+                row = ((row + matched) | (row - matched)) & full
+            lcs_bound = 2.0 * (word_length - bin(row).count("1")) / length
+            if lcs_bound < cutoff or (len(best) >= n and (lcs_bound, candidate) < best[0]):
+                continue
         matcher.set_seq1(candidate)
         score = matcher.ratio()
         if score >= cutoff:

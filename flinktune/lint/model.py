@@ -1,90 +1,135 @@
-"""Frozen values the lint run takes and returns; reporters render a ``LintResult``."""
+"""Frozen values the lint run takes and returns; reporters render a ``LintResult``.
+
+Records (flinktune.config.record), not dataclasses: the same frozen behaviour, without defining
+six dataclasses on every lint's start-up.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from pathlib import Path
 
+from flinktune.config.record import Record, set_field
 from flinktune.findings import Finding, Severity
 from flinktune.versions import FlinkVersion
 
 
-@dataclass(frozen=True)
-class InputProblem:
+def _store(record: Record, values: tuple[object, ...]) -> None:
+    for name, value in zip(record._fields, values, strict=True):
+        set_field(record, name, value)
+
+
+class InputProblem(Record):
     """An input that could not be linted at all (unreadable, binary, invalid YAML, ...)."""
 
+    __slots__ = _fields = ("file", "message", "line")
     file: str
     message: str
-    line: int | None = None
+    line: int | None
+
+    def __init__(self, file: str, message: str, line: int | None = None) -> None:
+        _store(self, (file, message, line))
 
     def one_line(self) -> str:
         where = f"{self.file}:{self.line}" if self.line is not None else self.file
         return f"{where}: {' '.join(self.message.split())}"
 
 
-@dataclass(frozen=True)
-class RuleInfo:
+class RuleInfo(Record):
     """What a reporter needs to describe a rule (SARIF ``rules``, text hints)."""
 
+    __slots__ = _fields = ("code", "name", "severity", "summary", "help_uri", "fix_safe")
     code: str
     name: str
     severity: Severity
-    summary: str = ""
-    help_uri: str | None = None
-    fix_safe: bool = False
+    summary: str
+    help_uri: str | None
+    fix_safe: bool
+
+    def __init__(self, code: str, name: str, severity: Severity, summary: str = "",
+                 help_uri: str | None = None, fix_safe: bool = False) -> None:
+        _store(self, (code, name, severity, summary, help_uri, fix_safe))
 
 
-@dataclass(frozen=True)
-class AppliedFix:
+class AppliedFix(Record):
     """One edit ``--fix`` wrote to a file."""
 
+    __slots__ = _fields = ("file", "line", "code", "description")
     file: str
     line: int | None
     code: str
     description: str
 
+    def __init__(self, file: str, line: int | None, code: str, description: str) -> None:
+        _store(self, (file, line, code, description))
 
-@dataclass(frozen=True)
-class FileVersion:
+
+class FileVersion(Record):
     """Which Flink version a document was checked against, and why."""
 
+    __slots__ = _fields = ("file", "version", "source", "document")
     file: str
     version: FlinkVersion
     source: str          # flag | file | project | config.yaml | default
-    document: str | None = None
+    document: str | None
+
+    def __init__(self, file: str, version: FlinkVersion, source: str, document: str | None = None) -> None:
+        _store(self, (file, version, source, document))
 
 
-@dataclass(frozen=True)
-class LintOptions:
+class LintOptions(Record):
     """How to lint: target version, selection, rule folders, baseline, fixing."""
 
-    flink_version: FlinkVersion | None = None        # --flink-version (wins over everything)
-    project_flink_version: FlinkVersion | None = None  # from the project config
-    select: tuple[str, ...] = ()
-    ignore: tuple[str, ...] = ()
-    severity_overrides: tuple[tuple[str, Severity], ...] = ()
-    rule_dirs: tuple[Path, ...] = ()
-    bundled_rules: bool = True                        # False: only the --rules folders
-    baseline: Path | None = None
-    follow_symlinks: bool = False
-    env: tuple[tuple[str, int], ...] = ()             # --parallelism / --slots / --taskmanagers
-    fix: bool = False
-    max_file_bytes: int = 8 * 1024 * 1024          # the config reader's own cap for YAML files
+    __slots__ = _fields = ("flink_version", "project_flink_version", "select", "ignore", "severity_overrides",
+                           "rule_dirs", "bundled_rules", "baseline", "follow_symlinks", "env", "fix",
+                           "max_file_bytes")
+    flink_version: FlinkVersion | None               # --flink-version (wins over everything)
+    project_flink_version: FlinkVersion | None       # from the project config
+    select: tuple[str, ...]
+    ignore: tuple[str, ...]
+    severity_overrides: tuple[tuple[str, Severity], ...]
+    rule_dirs: tuple[Path, ...]
+    bundled_rules: bool                              # False: only the --rules folders
+    baseline: Path | None
+    follow_symlinks: bool
+    env: tuple[tuple[str, int], ...]                 # --parallelism / --slots / --taskmanagers
+    fix: bool
+    max_file_bytes: int                              # the config reader's own cap for YAML files
+
+    def __init__(self, flink_version: FlinkVersion | None = None,
+                 project_flink_version: FlinkVersion | None = None, select: tuple[str, ...] = (),
+                 ignore: tuple[str, ...] = (),
+                 severity_overrides: tuple[tuple[str, Severity], ...] = (), rule_dirs: tuple[Path, ...] = (),
+                 bundled_rules: bool = True, baseline: Path | None = None, follow_symlinks: bool = False,
+                 env: tuple[tuple[str, int], ...] = (), fix: bool = False,
+                 max_file_bytes: int = 8 * 1024 * 1024) -> None:
+        _store(self, (flink_version, project_flink_version, select, ignore, severity_overrides, rule_dirs,
+                      bundled_rules, baseline, follow_symlinks, env, fix, max_file_bytes))
 
 
-@dataclass(frozen=True)
-class LintResult:
+class LintResult(Record):
     """Everything a reporter needs about one lint run."""
 
+    __slots__ = _fields = ("findings", "problems", "files", "rules", "versions", "suppressed", "baselined",
+                           "fixes", "all_findings")
     findings: tuple[Finding, ...]                     # what is reported, sorted
-    problems: tuple[InputProblem, ...] = ()           # inputs that could not be linted
-    files: tuple[str, ...] = ()                       # every file read successfully
-    rules: tuple[RuleInfo, ...] = ()
-    versions: tuple[FileVersion, ...] = ()
-    suppressed: int = 0                               # hidden by inline suppressions
-    baselined: int = 0                                # hidden by the baseline
-    fixes: tuple[AppliedFix, ...] = ()
-    all_findings: tuple[Finding, ...] = field(default=(), repr=False)  # before the baseline
+    problems: tuple[InputProblem, ...]                # inputs that could not be linted
+    files: tuple[str, ...]                            # every file read successfully
+    rules: tuple[RuleInfo, ...]
+    versions: tuple[FileVersion, ...]
+    suppressed: int                                   # hidden by inline suppressions
+    baselined: int                                    # hidden by the baseline
+    fixes: tuple[AppliedFix, ...]
+    all_findings: tuple[Finding, ...]                 # before the baseline (left out of repr)
+
+    def __init__(self, findings: tuple[Finding, ...], problems: tuple[InputProblem, ...] = (),
+                 files: tuple[str, ...] = (), rules: tuple[RuleInfo, ...] = (),
+                 versions: tuple[FileVersion, ...] = (), suppressed: int = 0, baselined: int = 0,
+                 fixes: tuple[AppliedFix, ...] = (), all_findings: tuple[Finding, ...] = ()) -> None:
+        _store(self, (findings, problems, files, rules, versions, suppressed, baselined, fixes, all_findings))
+
+    def __repr__(self) -> str:
+        inner = ", ".join(f"{name}={getattr(self, name)!r}" for name in self._fields[:-1])
+        return f"LintResult({inner})"
 
     def counts(self) -> dict[str, int]:
         out = {s.value: 0 for s in Severity}

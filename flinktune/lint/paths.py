@@ -17,9 +17,9 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
 from pathlib import Path
 
+from flinktune.config.record import Record, set_field
 from flinktune.lint.model import InputProblem
 
 _SKIP_DIRS = frozenset({"node_modules", "__pycache__", "venv", "site-packages", "target", "build", "dist"})
@@ -32,12 +32,16 @@ _EMBEDDED_CONF = re.compile(rb"^\s+['\"]?(flink-conf\.yaml|config\.yaml)['\"]?\s
 _FLINK_KEYS = re.compile(rb"^\s*(jobmanager|taskmanager)[.:]", re.MULTILINE)
 
 
-@dataclass(frozen=True)
-class Expanded:
+class Expanded(Record):
     """The files FILE... arguments stand for, and the arguments that stood for none."""
 
+    __slots__ = _fields = ("files", "problems")
     files: tuple[str, ...]
     problems: tuple[InputProblem, ...]
+
+    def __init__(self, files: tuple[str, ...], problems: tuple[InputProblem, ...]) -> None:
+        set_field(self, "files", files)
+        set_field(self, "problems", problems)
 
 
 def _head(path: Path) -> bytes:
@@ -66,7 +70,19 @@ def is_flink_config_candidate(path: Path) -> bool:
 
 def _walk(root: Path, follow_symlinks: bool) -> list[str]:
     found: list[str] = []
+    visited: set[tuple[int, int]] = set()
     for dirpath, dirnames, filenames in os.walk(root, followlinks=follow_symlinks):
+        if follow_symlinks:
+            # Each real folder once: two links to an ancestor would otherwise make an exponential walk.
+            try:
+                info = os.stat(dirpath)
+            except OSError:
+                dirnames[:] = []
+                continue
+            if (info.st_dev, info.st_ino) in visited:
+                dirnames[:] = []
+                continue
+            visited.add((info.st_dev, info.st_ino))
         dirnames[:] = sorted(
             d for d in dirnames
             if not d.startswith(".") and d not in _SKIP_DIRS
@@ -79,6 +95,26 @@ def _walk(root: Path, follow_symlinks: bool) -> list[str]:
             if full.is_file() and is_flink_config_candidate(full):
                 found.append(str(full))
     return found
+
+
+def _symlink_loop(pattern: str) -> str | None:
+    """A symlink under the pattern's fixed prefix that points at one of its own ancestors."""
+    parts = Path(pattern).parts
+    fixed = list(parts[:next(i for i, part in enumerate(parts) if _GLOB_CHARS.search(part))])
+    visited: set[str] = set()
+    for dirpath, dirnames, _files in os.walk(Path(*fixed) if fixed else Path("."), followlinks=True):
+        real = os.path.realpath(dirpath)
+        if real in visited:      # an alias of a folder already searched: nothing new below it
+            dirnames[:] = []
+            continue
+        visited.add(real)
+        for name in dirnames:
+            link = os.path.join(dirpath, name)
+            if os.path.islink(link):
+                target = os.path.realpath(link)
+                if real == target or real.startswith(target.rstrip(os.sep) + os.sep):
+                    return link
+    return None
 
 
 def expand_paths(arguments: list[str] | tuple[str, ...], *, follow_symlinks: bool = False) -> Expanded:
@@ -104,6 +140,12 @@ def expand_paths(arguments: list[str] | tuple[str, ...], *, follow_symlinks: boo
         elif _GLOB_CHARS.search(argument):
             import glob  # only for glob arguments
 
+            loop = _symlink_loop(argument) if "**" in argument else None
+            if loop is not None:
+                # glob's '**' follows symlinked folders and never ends in a loop (exponentially so).
+                problems.append(InputProblem(argument, f"'**' would not end: {loop} is a symlink loop; "
+                                                       "name the folder instead"))
+                continue
             matches = sorted(glob.glob(argument, recursive=True))
             matched_files = [m for m in matches if Path(m).is_file()]
             for match in matches:

@@ -8,10 +8,10 @@ either wins (``.flinktune.yaml`` before ``pyproject.toml`` in the same folder). 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from flinktune.config.record import Record, set_field
 from flinktune.errors import ConfigError
 from flinktune.findings import Severity
 
@@ -19,18 +19,32 @@ PROJECT_FILES = (".flinktune.yaml", ".flinktune.yml")
 _CODE_PREFIX = re.compile(r"^[A-Za-z][A-Za-z0-9]*$")
 
 
-@dataclass(frozen=True)
-class ProjectConfig:
+class ProjectConfig(Record):
     """Settings from .flinktune.yaml or [tool.flinktune]; empty when there is none."""
 
-    path: Path | None = None
-    select: tuple[str, ...] = ()
-    ignore: tuple[str, ...] = ()
-    severity: tuple[tuple[str, Severity], ...] = ()
-    rules: tuple[Path, ...] = ()
-    fail_on: Severity | None = None
-    flink_version: str | None = None
-    baseline: Path | None = None
+    __slots__ = _fields = ("path", "select", "ignore", "severity", "rules", "fail_on", "flink_version",
+                           "baseline")
+    path: Path | None
+    select: tuple[str, ...]
+    ignore: tuple[str, ...]
+    severity: tuple[tuple[str, Severity], ...]
+    rules: tuple[Path, ...]
+    fail_on: Severity | None
+    flink_version: str | None
+    baseline: Path | None
+
+    def __init__(self, path: Path | None = None, select: tuple[str, ...] = (), ignore: tuple[str, ...] = (),
+                 severity: tuple[tuple[str, Severity], ...] = (), rules: tuple[Path, ...] = (),
+                 fail_on: Severity | None = None, flink_version: str | None = None,
+                 baseline: Path | None = None) -> None:
+        set_field(self, "path", path)
+        set_field(self, "select", select)
+        set_field(self, "ignore", ignore)
+        set_field(self, "severity", severity)
+        set_field(self, "rules", rules)
+        set_field(self, "fail_on", fail_on)
+        set_field(self, "flink_version", flink_version)
+        set_field(self, "baseline", baseline)
 
 
 def find_project_config(start: Path | None = None) -> Path | None:

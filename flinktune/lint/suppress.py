@@ -14,8 +14,8 @@ files comments are comments, so a directive never changes what Flink reads.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
+from flinktune.config.record import Record, set_field
 from flinktune.findings import Finding, Location, Severity
 
 UNUSED_SUPPRESSION_CODE = "FTL001"
@@ -28,23 +28,35 @@ _DIRECTIVE = re.compile(
 )
 
 
-@dataclass(frozen=True)
-class Suppression:
+class Suppression(Record):
     """One ``# flinktune: disable=...`` comment."""
 
+    __slots__ = _fields = ("line", "codes", "file_wide", "reason")
     line: int
     codes: tuple[str, ...]
     file_wide: bool
-    reason: str | None = None
+    reason: str | None
+
+    def __init__(self, line: int, codes: tuple[str, ...], file_wide: bool, reason: str | None = None) -> None:
+        set_field(self, "line", line)
+        set_field(self, "codes", codes)
+        set_field(self, "file_wide", file_wide)
+        set_field(self, "reason", reason)
 
 
-@dataclass(frozen=True)
-class Directives:
+class Directives(Record):
     """The flinktune comments of one file: suppressions and a pinned Flink version."""
 
-    suppressions: tuple[Suppression, ...] = ()
-    flink_version: str | None = None
-    flink_version_line: int | None = None
+    __slots__ = _fields = ("suppressions", "flink_version", "flink_version_line")
+    suppressions: tuple[Suppression, ...]
+    flink_version: str | None
+    flink_version_line: int | None
+
+    def __init__(self, suppressions: tuple[Suppression, ...] = (), flink_version: str | None = None,
+                 flink_version_line: int | None = None) -> None:
+        set_field(self, "suppressions", suppressions)
+        set_field(self, "flink_version", flink_version)
+        set_field(self, "flink_version_line", flink_version_line)
 
 
 def parse_directives(text: str) -> Directives:
@@ -74,13 +86,19 @@ def _matches(code: str, pattern: str) -> bool:
     return code == pattern or code.startswith(pattern)
 
 
-@dataclass(frozen=True)
-class SuppressionOutcome:
+class SuppressionOutcome(Record):
     """Findings split by the file's suppressions, plus the unused-suppression findings."""
 
+    __slots__ = _fields = ("kept", "suppressed", "unused")
     kept: tuple[Finding, ...]
     suppressed: tuple[Finding, ...]
     unused: tuple[Finding, ...]          # FTL001 findings
+
+    def __init__(self, kept: tuple[Finding, ...], suppressed: tuple[Finding, ...],
+                 unused: tuple[Finding, ...]) -> None:
+        set_field(self, "kept", kept)
+        set_field(self, "suppressed", suppressed)
+        set_field(self, "unused", unused)
 
 
 def apply_suppressions(findings: list[Finding] | tuple[Finding, ...], directives: Directives,

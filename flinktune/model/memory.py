@@ -24,6 +24,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, fields
 from typing import Any
 
+from flinktune.config.record import Record, set_field
 from flinktune.errors import FlinktuneError, ModelInputError
 from flinktune.model.javanum import (
     INT_MAX,
@@ -95,6 +96,11 @@ DEFAULT_JM_OFF_HEAP = 128 * MIB
 MIN_PAGE_SIZE = 4096  # MemoryManager.MIN_PAGE_SIZE
 
 
+def _store(record: Record, values: tuple[object, ...]) -> None:
+    for name, value in zip(record._fields, values, strict=True):
+        set_field(record, name, value)
+
+
 def default_network_max_bytes(version: FlinkVersion) -> int:
     """``taskmanager.memory.network.max`` default: 1g up to 1.16, unbounded from 1.17."""
     return GIB if version < FlinkVersion(1, 17) else LONG_MAX
@@ -139,10 +145,16 @@ class TaskManagerMemoryOptions:
             _check_field(item.name, getattr(self, item.name), TM_KEYS)
 
 
-@dataclass(frozen=True)
-class TaskManagerMemory:
-    """Every TaskManager memory component in bytes, as Flink derives it."""
+class TaskManagerMemory(Record):
+    """Every TaskManager memory component in bytes, as Flink derives it.
 
+    A Record (flinktune.config.record), not a dataclass: the lint imports this module on every
+    run, and the derived results need no generated methods."""
+
+    __slots__ = _fields = ("version", "path", "framework_heap_bytes", "framework_off_heap_bytes",
+                           "task_heap_bytes", "task_off_heap_bytes", "network_bytes", "managed_bytes",
+                           "jvm_metaspace_bytes", "jvm_overhead_bytes", "segment_bytes", "network_source",
+                           "notes")
     version: FlinkVersion
     path: str                      # fine-grained | flink-size | process-size
     framework_heap_bytes: int
@@ -155,7 +167,15 @@ class TaskManagerMemory:
     jvm_overhead_bytes: int
     segment_bytes: int
     network_source: str            # fraction | min | max | remainder | legacy-number-of-buffers
-    notes: tuple[str, ...] = ()    # what Flink would log (caps applied, ignored options)
+    notes: tuple[str, ...]         # what Flink would log (caps applied, ignored options)
+
+    def __init__(self, version: FlinkVersion, path: str, framework_heap_bytes: int,
+                 framework_off_heap_bytes: int, task_heap_bytes: int, task_off_heap_bytes: int,
+                 network_bytes: int, managed_bytes: int, jvm_metaspace_bytes: int, jvm_overhead_bytes: int,
+                 segment_bytes: int, network_source: str, notes: tuple[str, ...] = ()) -> None:
+        _store(self, (version, path, framework_heap_bytes, framework_off_heap_bytes, task_heap_bytes,
+                      task_off_heap_bytes, network_bytes, managed_bytes, jvm_metaspace_bytes,
+                      jvm_overhead_bytes, segment_bytes, network_source, notes))
 
     @property
     def total_flink_bytes(self) -> int:
@@ -220,13 +240,16 @@ def _check_field(name: str, value: object, keys: Mapping[str, tuple[str, ...]]) 
 # RangeFraction and the capped derivations (ProcessMemoryUtils)
 # ---------------------------------------------------------------------------------------------
 
-@dataclass(frozen=True)
-class _Range:
+class _Range(Record):
     """A min/max/fraction option triple as Flink's RangeFraction holds it."""
 
+    __slots__ = _fields = ("min_bytes", "max_bytes", "fraction")
     min_bytes: int
     max_bytes: int
     fraction: float   # already float-rounded and widened, as Flink holds it
+
+    def __init__(self, min_bytes: int, max_bytes: int, fraction: float) -> None:
+        _store(self, (min_bytes, max_bytes, fraction))
 
 
 def _range(option: str, fraction: float, min_bytes: int, max_bytes: int, default_text: str,
@@ -285,10 +308,11 @@ def _page_size(segment_bytes: int) -> int:
 # TaskManager
 # ---------------------------------------------------------------------------------------------
 
-@dataclass(frozen=True)
-class _TmResolved:
+class _TmResolved(Record):
     """TaskManager memory options with Flink's defaults filled in."""
 
+    __slots__ = _fields = ("framework_heap", "framework_off_heap", "task_off_heap", "metaspace", "segment",
+                           "network", "managed", "overhead", "legacy_network_bytes", "network_fraction_set")
     framework_heap: int
     framework_off_heap: int
     task_off_heap: int
@@ -299,6 +323,12 @@ class _TmResolved:
     overhead: _Range
     legacy_network_bytes: int | None
     network_fraction_set: bool
+
+    def __init__(self, framework_heap: int, framework_off_heap: int, task_off_heap: int, metaspace: int,
+                 segment: int, network: _Range, managed: _Range, overhead: _Range,
+                 legacy_network_bytes: int | None, network_fraction_set: bool) -> None:
+        _store(self, (framework_heap, framework_off_heap, task_off_heap, metaspace, segment, network, managed,
+                      overhead, legacy_network_bytes, network_fraction_set))
 
 
 def _resolve_tm(options: TaskManagerMemoryOptions, version: FlinkVersion, notes: list[str]) -> _TmResolved:
@@ -548,15 +578,20 @@ class JobManagerMemoryOptions:
             _check_field(item.name, getattr(self, item.name), JM_KEYS)
 
 
-@dataclass(frozen=True)
-class JobManagerMemory:
+class JobManagerMemory(Record):
     """The JobManager memory Flink derives at start-up."""
 
+    __slots__ = _fields = ("path", "heap_bytes", "off_heap_bytes", "jvm_metaspace_bytes",
+                           "jvm_overhead_bytes")
     path: str
     heap_bytes: int
     off_heap_bytes: int
     jvm_metaspace_bytes: int
     jvm_overhead_bytes: int
+
+    def __init__(self, path: str, heap_bytes: int, off_heap_bytes: int, jvm_metaspace_bytes: int,
+                 jvm_overhead_bytes: int) -> None:
+        _store(self, (path, heap_bytes, off_heap_bytes, jvm_metaspace_bytes, jvm_overhead_bytes))
 
     @property
     def total_flink_bytes(self) -> int:

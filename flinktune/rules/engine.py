@@ -8,7 +8,19 @@ from flinktune.config.types import ConfigDocument, ConfigEntry
 from flinktune.errors import ConditionError
 from flinktune.findings import Finding, Fix, Location
 from flinktune.rules.functions import FUNCTIONS, RuleContext, _entry_for
-from flinktune.rules.lang import Budget, Value, evaluate, to_value, truthy
+from flinktune.rules.lang import (
+    Binary,
+    BoolOp,
+    Budget,
+    Condition,
+    ListExpr,
+    Literal,
+    Name,
+    Value,
+    evaluate,
+    to_value,
+    truthy,
+)
 from flinktune.rules.ruleset import Rule, RuleSet
 from flinktune.rules.spec import ITEM_SCOPES
 from flinktune.rules.template import format_value
@@ -20,7 +32,9 @@ class _Names(Mapping[str, object]):
 
     def __init__(self, rule: Rule, bindings: dict[str, Value], context: RuleContext, budget: Budget) -> None:
         self._rule = rule
-        self._values: dict[str, object] = dict(bindings)
+        # Copied only when a let is computed (most evaluations read bindings only).
+        self._values: dict[str, object] = bindings
+        self._copied = False
         self._lets = rule.let_map
         self._context = context
         self._budget = budget
@@ -36,6 +50,9 @@ class _Names(Mapping[str, object]):
             value = evaluate(self._lets[name], self, FUNCTIONS, self._context, self._budget)
         finally:
             self._computing.discard(name)
+        if not self._copied:
+            self._values = dict(self._values)
+            self._copied = True
         self._values[name] = value
         return value
 
@@ -101,6 +118,27 @@ def _doc_binding(document: ConfigDocument) -> dict[str, Value]:
     }
 
 
+def _key_guard(condition: Condition) -> frozenset[str] | None:
+    """The keys a key-scope condition can be true for, when it starts with ``key == "k"`` or
+    ``key in ["k1", "k2"]`` (alone or as the first operand of ``and``): for any other key that
+    first test is false, so the condition is, without touching anything else. None otherwise.
+    ``key`` is always the entry's key here (let-names may not shadow bindings)."""
+    root = condition.root
+    first = root.operands[0] if isinstance(root, BoolOp) and root.op == "and" else root
+    if not (isinstance(first, Binary) and first.op in ("==", "in") and isinstance(first.left, Name)
+            and first.left.name == "key"):
+        return None
+    if first.op == "==":
+        items: tuple[object, ...] = (first.right,)
+    elif isinstance(first.right, ListExpr):
+        items = first.right.items
+    else:
+        return None
+    if not all(isinstance(item, Literal) and isinstance(item.value, str) for item in items):
+        return None
+    return frozenset(item.value for item in items)  # type: ignore[attr-defined]
+
+
 def evaluate_document(ruleset: RuleSet, document: ConfigDocument, version: FlinkVersion,
                       env: Mapping[str, object] | None = None) -> list[Finding]:
     """Run the config-, key- and issue-scope rules that apply to ``version`` over one document."""
@@ -117,13 +155,16 @@ def evaluate_document(ruleset: RuleSet, document: ConfigDocument, version: Flink
             findings.append(found)
     key_rules = ruleset.for_scope("key", version)
     if key_rules:
+        guards = [(rule, _key_guard(rule.condition)) for rule in key_rules]
         for entry in document.entries:
             bindings = {**base, "key": entry.key, "value": to_value(entry.value), "raw": entry.raw,
                         "line": entry.line}
             where = f"{entry.file}:{entry.line}"
             here = Location(entry.file, entry.line, entry.key)
-            for rule in key_rules:
-                # _Names copies the bindings, so one dict serves every rule of the entry.
+            for rule, guard in guards:
+                if guard is not None and entry.key not in guard:
+                    continue                  # its condition is false for this key at its first test
+                # _Names copies the bindings only to store let values, so one dict serves every rule.
                 found = _run(rule, bindings, context, where, here, entry.file)
                 if found is not None:
                     findings.append(found)

@@ -60,13 +60,18 @@ class RuleContext:
         return self.memo(("resolve", key), lambda: self.effective.resolve(key))
 
     def memo(self, key: tuple[str, object], compute: Callable[[], object]) -> object:
-        if key not in self._memo:
-            self._memo[key] = compute()
-        return self._memo[key]
+        try:
+            return self._memo[key]
+        except KeyError:
+            value = self._memo[key] = compute()
+            return value
 
     def lookup(self, key: str, version: FlinkVersion | None = None) -> Any:
-        return self.memo(("lookup", (key, version or self.version)),
-                         lambda: self.catalog.lookup(key, version or self.version))
+        # The target version's lookups (nearly all) are memoised by key alone: hashing a
+        # FlinkVersion runs Python code, and rules look keys up thousands of times per corpus.
+        if version is None or version == self.version:
+            return self.memo(("lookup", key), lambda: self.catalog.lookup(key, self.version))
+        return self.memo(("lookup", (key, version)), lambda: self.catalog.lookup(key, version))
 
 
 # ---------------------------------------------------------------------------------------------

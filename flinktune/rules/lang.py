@@ -31,8 +31,9 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping
-from dataclasses import FrozenInstanceError, dataclass
+from dataclasses import dataclass
 
+from flinktune.config.record import Record, set_field
 from flinktune.errors import ConditionError
 
 # Bounds for untrusted rule text.
@@ -64,44 +65,11 @@ Value = None | bool | int | float | str | tuple[object, ...] | Mapping[str, obje
 # Tokens
 
 
-class _Frozen:
-    """Immutable record compared, hashed and shown by its fields, like a frozen dataclass.
-
-    Tokens and AST nodes are plain slotted classes rather than dataclasses: every lint defines
-    them at start-up, and dataclass generation (several exec() calls per class) cost more than
-    the parsing they serve. Attribute access on slots also speeds up evaluation.
-    """
-
-    __slots__ = ()
-    _fields: tuple[str, ...] = ()
-
-    def __setattr__(self, name: str, value: object) -> None:
-        raise FrozenInstanceError(f"cannot assign to field '{name}'")
-
-    def __delattr__(self, name: str) -> None:
-        raise FrozenInstanceError(f"cannot delete field '{name}'")
-
-    def _values(self) -> tuple[object, ...]:
-        return tuple(getattr(self, name) for name in self._fields)
-
-    def __eq__(self, other: object) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return self._values() == other._values()  # type: ignore[attr-defined]
-
-    def __hash__(self) -> int:
-        return hash(self._values())
-
-    def __repr__(self) -> str:
-        inner = ", ".join(f"{name}={getattr(self, name)!r}" for name in self._fields)
-        return f"{type(self).__qualname__}({inner})"
-
-    def __reduce__(self) -> tuple[object, tuple[object, ...]]:
-        # copy and pickle rebuild through __init__ (``_fields`` is its argument order).
-        return (type(self), self._values())
-
-
-_set = object.__setattr__
+# Tokens and AST nodes are slotted records rather than dataclasses: every lint defines them at
+# start-up, where dataclass generation cost more than the parsing they serve (and slots make
+# evaluation's attribute reads faster).
+_Frozen = Record
+_set = set_field
 
 
 class Token(_Frozen):

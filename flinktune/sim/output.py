@@ -14,6 +14,7 @@ Follows Flink 1.9+ semantics (PipelinedSubpartition, LocalBufferPool, RecordWrit
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -230,27 +231,29 @@ class Router:
         self._n = n_subs
         self._rng = rng
         self._weights = weights
-        self._buf: list[int] = []
+        self._buf: Sequence[int] = b"" if n_subs <= 256 else []
         self._i = 0  # HASH: position in the drawn block; REBALANCE: last channel used
         if strategy == "REBALANCE":
             self._i = int(rng.integers(n_subs))  # Flink's RebalancePartitioner starts at random
         elif strategy == "FORWARD":
             self._i = own_index if n_subs > 1 else 0
 
-    def draw(self, count: int) -> list[int]:
+    def draw(self, count: int) -> Sequence[int]:
         n = self._n
         if self.strategy == "HASH":
             if n == 1:
                 return [0] * count
-            # keys are drawn in blocks: one numpy call per block, not per chunk of records
+            # keys are drawn in blocks: one numpy call per block, not per chunk of records; kept
+            # as bytes when they fit (bytes.count/index are what the bulk writer calls per chunk)
             buf = self._buf
             start = self._i
             if start + count > len(buf):
                 block = max(_BLOCK, count)
                 if self._weights is None:
-                    fresh = self._rng.integers(0, n, size=block).tolist()
+                    drawn = self._rng.integers(0, n, size=block)
                 else:
-                    fresh = self._rng.choice(n, size=block, p=self._weights).tolist()
+                    drawn = self._rng.choice(n, size=block, p=self._weights)
+                fresh = drawn.astype(np.uint8).tobytes() if n <= 256 else drawn.tolist()
                 buf = self._buf = buf[start:] + fresh
                 start = 0
             self._i = start + count

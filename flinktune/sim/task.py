@@ -8,6 +8,7 @@ buffer, which is what makes the simulator fast enough for Python.
 
 from __future__ import annotations
 
+from heapq import heappush
 from typing import Any
 
 from flinktune.sim.kernel import LATE, NORMAL, Kernel
@@ -21,6 +22,8 @@ SOURCE_CHUNK_S = 0.00025
 # Records of one size are written in bulk when at least this many fit into a buffer; with fewer,
 # nearly every record needs a new buffer and the plain per-record loop is cheaper.
 BULK_RECORDS_PER_BUFFER = 4
+# ... and when the pending records are several per subpartition (a few records are cheaper one by one).
+BULK_RECORDS_PER_SUB = 3
 
 
 class Task:
@@ -144,7 +147,8 @@ class Task:
     def wake(self) -> None:
         if not self.wake_pending:
             self.wake_pending = True
-            self.kernel.schedule(0.0, self._wake, None, NORMAL)
+            kernel = self.kernel  # kernel.schedule(0.0, self._wake, None, NORMAL), inlined (hot)
+            heappush(kernel.heap, (kernel.now + 0.0, NORMAL, kernel.next_seq(), self._wake, None))
 
     def _wake(self, _: Any) -> None:
         self.wake_pending = False
@@ -180,19 +184,30 @@ class Task:
                     # paused: look again when the schedule may have changed
                     self._idle_until(kernel.now + 0.01)
                     return
-                if kernel.now < self.next_due - 1e-12:
+                now = kernel.now
+                if now < self.next_due - 1e-12:
                     self._idle_until(self.next_due)
                     return
-                pace = min(self.rate, speed) if self.rate is not None else speed
-                n = max(1, min(4096, int(speed * SOURCE_CHUNK_S)))
+                rate = self.rate
+                pace = rate if rate is not None and rate < speed else speed
+                n = int(speed * SOURCE_CHUNK_S)
+                if n < 1:
+                    n = 1
+                elif n > 4096:
+                    n = 4096
                 busy_s = n / speed
                 if self.flush_always:
                     busy_s += n * self.flush_overhead_s
-                busy_s += self.flush_debt_s
-                self.flush_debt_s = 0.0
-                self.next_due = kernel.now + n / pace
-                self._enter(BUSY)
-                kernel.schedule(busy_s, self._source_done, n)
+                debt = self.flush_debt_s
+                if debt:
+                    busy_s += debt
+                    self.flush_debt_s = 0.0
+                self.next_due = now + n / pace
+                self.acc[self.state] += now - self.since  # _enter(BUSY), inlined on the hottest path
+                self.state = BUSY
+                self.since = now
+                # kernel.schedule(busy_s, self._source_done, n), inlined (hot)
+                heappush(kernel.heap, (now + busy_s, NORMAL, kernel.next_seq(), self._source_done, n))
                 return
             if part is not None and not part.available():
                 self.waiting_output = True
@@ -216,10 +231,13 @@ class Task:
                 busy_s += n / speed if speed > 0 else 3600.0
                 if self.flush_always and part is not None:
                     busy_s += n * self.flush_overhead_s
-            busy_s += self.flush_debt_s
-            self.flush_debt_s = 0.0
+            debt = self.flush_debt_s
+            if debt:
+                busy_s += debt
+                self.flush_debt_s = 0.0
             self._enter(BUSY)
-            kernel.schedule(busy_s, self._slice_done, sl)
+            # kernel.schedule(busy_s, self._slice_done, sl), inlined (hot)
+            heappush(kernel.heap, (kernel.now + busy_s, NORMAL, kernel.next_seq(), self._slice_done, sl))
             return
 
     def _idle_until(self, when: float) -> None:
@@ -231,15 +249,27 @@ class Task:
 
     def _source_done(self, n: int) -> None:
         now = self.kernel.now
-        if self.part is not None:
+        self.acc[self.state] += now - self.since  # _enter(IDLE), inlined on the hottest path
+        self.state = IDLE
+        self.since = now
+        self.pi = 0
+        part = self.part
+        if part is None:
+            self.records_out += n
+        else:
             self.p_targets = self.router.draw(n)
-            self.p_sizes = self.sizes.draw(n)
             self.p_tsrc = None
             self.tsrc_one = now
-        else:
-            self.records_out += n
-        self.pi = 0
-        self._enter(IDLE)
+            size = self.fixed_size
+            if size is None or self.flush_always:
+                self.p_sizes = self.sizes.draw(n)
+            else:
+                # what step() -> _emit() would do first, without the two calls
+                self.p_sizes = None
+                if not self._emit_fixed(part, now, False, 0, n, size, now):
+                    self.waiting_output = True
+                    self._enter(BACKPRESSURED)
+                    return
         self.step()
 
     def _slice_done(self, sl: Any) -> None:
@@ -291,7 +321,7 @@ class Task:
         channel.recycle(sl)
         if self.part is not None and n:
             self.p_targets = self.router.draw(n)
-            self.p_sizes = self.sizes.draw(n)
+            self.p_sizes = self.sizes.draw(n) if self.fixed_size is None else None
             t_one = recs[0][3]
             if all(run[3] == t_one for run in recs):
                 self.p_tsrc = None
@@ -335,10 +365,11 @@ class Task:
         tsrc_one = self.tsrc_one
         size = self.fixed_size
         seg = part.seg
-        if (size is not None and tsrc_one is not None and not self.flush_always
-                and seg >= BULK_RECORDS_PER_BUFFER * size):
-            return self._emit_bulk(part, now, soft, pi, end, size, tsrc_one)
+        if size is not None and tsrc_one is not None and not self.flush_always:
+            return self._emit_fixed(part, now, soft, pi, end, size, tsrc_one)
         sizes = self.p_sizes
+        if sizes is None:
+            sizes = self.p_sizes = [self.fixed_size] * end
         tsrcs = self.p_tsrc
         if tsrcs is None:
             tsrcs = self.p_tsrc = [tsrc_one] * end
@@ -378,74 +409,131 @@ class Task:
         self.pi = 0
         return True
 
-    def _emit_bulk(self, part: Any, now: float, soft: bool, pi: int, end: int, size: int,
-                   t_src: float) -> bool:
-        """``_emit`` for records of one size and one source time, without a per-record loop.
+    def _emit_fixed(self, part: Any, now: float, soft: bool, pi: int, end: int, size: int,
+                    t_src: float) -> bool:
+        """``_emit`` for records of one size and one source time (sources, most operators).
 
         Between two records that need a buffer requested or finished ("slow" ones), writing a
         record only appends it to its subpartition's current buffer: nothing is notified, no pool
         state changes, so the order among those records does not matter and each subpartition's
-        share is appended as one run (same sequence numbers, sizes and times as one by one).
-        Slow records go through ``ResultPartition.write`` one at a time, in order.
+        share can be appended as one run (same sequence numbers, sizes and times as one by one).
+        Slow records go through ``ResultPartition.write`` one at a time, in order. With few
+        records per subpartition, or few per buffer, the plain loop is cheaper.
         """
         targets = self.p_targets
         subs = part.subs
         seg = part.seg
-        limit = seg - 1  # a record is fast while cur.size + size <= seg - 1
         start = pi
-        written = 0
         try:
+            n_subs = len(subs)
+            if end - pi < BULK_RECORDS_PER_SUB * n_subs or seg < BULK_RECORDS_PER_BUFFER * size:
+                while pi < end:
+                    if soft and (part.used >= part.pool_size or part.unavail_subs):
+                        return False
+                    sub = subs[targets[pi]]
+                    seq = sub.next_seq
+                    sub.next_seq = seq + 1
+                    cur = sub.cur
+                    if cur is not None and cur.size + size < seg:
+                        cur.size += size
+                        cur.nrec += 1
+                        cur.recs.append((seq, 1, now, t_src))
+                    else:
+                        remaining = part.write(sub, size, seq, now, t_src)
+                        if remaining:
+                            self.partial = (sub, remaining, seq, now, t_src)
+                            part.bytes_out += size
+                            return False
+                    pi += 1
+                return True
+            limit = seg - 1  # a record is fast while cur.size + size <= seg - 1
             while pi < end:
                 if soft and (part.used >= part.pool_size or part.unavail_subs):
                     return False
                 chunk = targets[pi:end] if pi else targets
                 n = end - pi
                 first_slow = n
-                counts = []
-                for j in set(chunk):
+                slow: list[int] | None = None
+                count = chunk.count
+                # optimistic: write each subpartition's whole share as one run ... (at least three
+                # records per subpartition here: counting each is cheaper than a set of the keys)
+                for j in range(n_subs):
+                    k = count(j)
+                    if not k:
+                        continue
                     sub = subs[j]
                     cur = sub.cur
-                    k = chunk.count(j)
-                    counts.append((sub, k))
-                    fast = (limit - cur.size) // size if cur is not None else 0
-                    if k > fast:
-                        # the (fast + 1)-th record for this subpartition needs a new buffer
-                        pos = chunk.index(j)
-                        for _ in range(fast):
-                            pos = chunk.index(j, pos + 1)
-                        if pos < first_slow:
-                            first_slow = pos
-                if first_slow:
-                    if first_slow < n:
-                        prefix = chunk[:first_slow]
-                        counts = [(subs[j], prefix.count(j)) for j in set(prefix)]
-                    for sub, k in counts:
-                        cur = sub.cur
+                    if cur is not None and cur.size + k * size < seg:
                         seq = sub.next_seq
                         sub.next_seq = seq + k
                         cur.size += k * size
                         cur.nrec += k
                         cur.recs.append((seq, k, now, t_src))
-                    pi += first_slow
-                    written += first_slow * size
-                    if pi == end:
-                        break
+                        continue
+                    # the (fast + 1)-th record for this subpartition needs a new buffer
+                    fast = (limit - cur.size) // size if cur is not None else 0
+                    pos = chunk.index(j)
+                    for _ in range(fast):
+                        pos = chunk.index(j, pos + 1)
+                    if pos < first_slow:
+                        first_slow = pos
+                    if slow is None:
+                        slow = [j]
+                    else:
+                        slow.append(j)
+                if slow is not None:
+                    # ... unless a record needs a buffer: then only the records before the first
+                    # such one are written now (take back the rest, add the slow ones' share)
+                    suffix = chunk[first_slow:]
+                    for j in set(suffix):
+                        if j in slow:
+                            continue
+                        back = suffix.count(j)
+                        sub = subs[j]
+                        cur = sub.cur
+                        recs = cur.recs
+                        seq, k, _, _ = recs[-1]
+                        sub.next_seq -= back
+                        cur.size -= back * size
+                        cur.nrec -= back
+                        if back == k:
+                            recs.pop()
+                        else:
+                            recs[-1] = (seq, k - back, now, t_src)
+                    prefix = chunk[:first_slow]
+                    for j in slow:
+                        k = prefix.count(j)
+                        if k:
+                            sub = subs[j]
+                            cur = sub.cur
+                            seq = sub.next_seq
+                            sub.next_seq = seq + k
+                            cur.size += k * size
+                            cur.nrec += k
+                            cur.recs.append((seq, k, now, t_src))
+                pi += first_slow
+                if pi == end:
+                    break
                 sub = subs[targets[pi]]
                 seq = sub.next_seq
                 sub.next_seq = seq + 1
-                written += size
                 remaining = part.write(sub, size, seq, now, t_src)
                 if remaining:
                     self.partial = (sub, remaining, seq, now, t_src)
+                    part.bytes_out += size
                     return False
                 pi += 1
+            return True
         finally:
-            self.pi = pi
-            self.records_out += pi - start
-            part.bytes_out += written
-        self.p_targets = []
-        self.pi = 0
-        return True
+            # pi: the first record not written (end when all were)
+            done = pi - start
+            self.records_out += done
+            part.bytes_out += done * size
+            if pi == end:
+                self.p_targets = []
+                self.pi = 0
+            else:
+                self.pi = pi
 
     def _on_barrier(self, sl: Any) -> None:
         gate = self.gate

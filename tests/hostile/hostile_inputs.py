@@ -476,7 +476,7 @@ TOKENS = (
 )
 
 
-def mutate(rng: random.Random, seed: str, pool: list[str]) -> str:
+def mutate(rng: random.Random, seed: str, pool: list[str], max_chars: int = MAX_TEXT_CHARS) -> str:
     text = seed
     for _ in range(rng.randint(1, 6)):
         op = rng.random()
@@ -505,12 +505,17 @@ def mutate(rng: random.Random, seed: str, pool: list[str]) -> str:
             text = "\n".join(lines)
         else:
             text = "".join(rng.choice(TOKENS) for _ in range(rng.randint(1, 30)))
-    if len(text) > MAX_TEXT_CHARS and rng.random() < 0.9:
-        text = text[:MAX_TEXT_CHARS]
+    if len(text) > max_chars and rng.random() < 0.9:
+        text = text[:max_chars]
     return text
 
 
-def generate(rng: random.Random, seeds: list[str]) -> str:
+def generate(rng: random.Random, seeds: list[str], max_chars: int = MAX_TEXT_CHARS) -> str:
     if not seeds or rng.random() < 0.05:
         return "".join(rng.choice(TOKENS) for _ in range(rng.randint(0, 40)))
-    return mutate(rng, rng.choice(seeds), seeds)
+    seed = rng.choice(seeds)
+    if len(seed) > max_chars:
+        # A window of whole lines of a long seed, so every part of it gets mutated over a run.
+        start = seed.rfind("\n", 0, rng.randint(0, len(seed) - max_chars)) + 1
+        seed = seed[start:start + max_chars]
+    return mutate(rng, seed, seeds, max_chars)
