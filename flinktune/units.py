@@ -209,7 +209,10 @@ def parse_float(text: str | int | float) -> float:
     if isinstance(text, bool):
         raise ValueSyntaxError(f"number value '{text}' is a boolean")
     if isinstance(text, int | float):
-        return float(text)
+        try:
+            return float(text)
+        except OverflowError:  # a YAML integer with hundreds of digits
+            raise ValueSyntaxError(f"number value '{str(text)[:64]}' is too large") from None
     stripped = str(text).strip()
     if len(stripped) > 64 or not re.fullmatch(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?[fFdD]?",
                                               stripped):
@@ -241,10 +244,17 @@ _BANDWIDTH = re.compile(r"^\s*([0-9]*\.?[0-9]+(?:[eE][+-]?[0-9]+)?)\s*([kKmMgGtT
 def parse_bandwidth_bytes_per_s(text: str | float) -> float:
     """Parse a link bandwidth; decimal prefixes (network convention): ``10Gbit/s`` = 1.25e9 B/s."""
     if isinstance(text, int | float) and not isinstance(text, bool):
-        if text <= 0:
-            raise ValueSyntaxError(f"bandwidth '{text}' must be positive")
-        return float(text)
-    match = _BANDWIDTH.match(str(text)[:_MAX_VALUE_CHARS])
+        try:
+            number_only = float(text)
+        except OverflowError:
+            raise ValueSyntaxError(f"bandwidth '{str(text)[:64]}' is too large") from None
+        if not number_only > 0 or number_only == float("inf"):  # also NaN
+            raise ValueSyntaxError(f"bandwidth '{text}' must be a positive, finite number")
+        return number_only
+    # Short texts only: the number pattern backtracks quadratically on thousands of digits.
+    if len(str(text)) > 64:
+        raise ValueSyntaxError(f"bandwidth '{str(text)[:64]}...' is too long to be a bandwidth")
+    match = _BANDWIDTH.match(str(text))
     if match is None:
         raise ValueSyntaxError(f"bandwidth '{text}' is not like 10Gbit/s, 1.25GB/s or 100Mbps")
     number = float(match.group(1))
@@ -252,6 +262,6 @@ def parse_bandwidth_bytes_per_s(text: str | float) -> float:
     unit = match.group(3) or "B"
     per_byte = 1 / 8 if unit in ("bit", "b", "bps") else 1.0
     value = number * prefix * per_byte
-    if value <= 0:
-        raise ValueSyntaxError(f"bandwidth '{text}' must be positive")
+    if not 0 < value < float("inf"):
+        raise ValueSyntaxError(f"bandwidth '{text}' must be a positive, finite number")
     return value

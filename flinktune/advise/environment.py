@@ -136,6 +136,8 @@ def parse_parameter(name: str, value: object, *, where: str = "") -> Any:
         raise
     except FlinktuneError as error:
         raise UsageError(f"{prefix}{error.message}") from None
+    except OverflowError:  # float() of a YAML integer with hundreds of digits
+        raise UsageError(f"{prefix}{str(value)[:64]} is too large") from None
 
 
 def parse_parameters(values: Mapping[str, object], *, where: str = "") -> dict[str, Any]:

@@ -19,9 +19,9 @@ from typing import TYPE_CHECKING
 from flinktune.analysis import names
 
 if TYPE_CHECKING:
-    from pyspark.sql import DataFrame
+    from pyspark.sql import Column, DataFrame
 
-SERIES_KEYS = ("job_key", "vertex_key", "subtask_index", "metric", "rank")
+SERIES_KEYS = ("job_hash", "vertex_hash", "subtask_index", "metric", "rank")
 CARRIED = ("job_id", "job_name", "vertex_id", "task_name", "tm_id")
 STRIP_METRICS = (
     "backPressuredTimeMsPerSecond",
@@ -37,19 +37,20 @@ def slot_stats(df: DataFrame, origin_ms: int, slot_ms: int) -> DataFrame:
     # busyTimeMsPerSecond is NaN for some sources (e.g. SQL datagen): NaN is "not measured", not a
     # value, so it is dropped from every aggregate instead of poisoning the averages.
     v = F.when(~F.isnan("value"), F.col("value"))
+    job_key = F.coalesce(F.col("job_id"), F.col("job_name"), F.lit(""))
+    vertex_key = F.coalesce(F.col("vertex_id"), F.col("task_name"))
     keyed = df.select(
-        F.coalesce(F.col("job_id"), F.col("job_name"), F.lit("")).alias("job_key"),
-        F.coalesce(F.col("vertex_id"), F.col("task_name")).alias("vertex_key"),
+        *_hash_keys(job_key, vertex_key),
         F.coalesce(F.col("subtask_index"), F.lit(0)).alias("subtask_index"),
         "metric",
         "rank",
         "ts",
         v.alias("v"),
         F.floor((F.col("ts") - F.lit(origin_ms)) / F.lit(slot_ms)).cast("int").alias("slot"),
-    ).where(F.col("vertex_key").isNotNull())
-    # Only the keys the analysis needs: every extra string key (job name, task name, TaskManager)
-    # made this aggregation about 4x more expensive (measured, benchmarks/results/analyze.md);
-    # those strings come from descriptors() instead.
+    ).where(vertex_key.isNotNull())
+    # Job and vertex enter the aggregation as 64-bit hashes, not strings: string keys made this
+    # pass several times more expensive (measured, benchmarks/results/analyze.md). The strings
+    # come back through descriptors(), keyed by the same hashes.
     return keyed.groupBy(*SERIES_KEYS, "slot").agg(
         F.count("v").alias("n"),
         F.sum("v").alias("s"),
@@ -61,23 +62,36 @@ def slot_stats(df: DataFrame, origin_ms: int, slot_ms: int) -> DataFrame:
     )
 
 
-def descriptors(df: DataFrame, since_ms: int) -> DataFrame:
+def _hash_keys(job_key: Column, vertex_key: Column) -> list[Column]:
+    from pyspark.sql import functions as F
+
+    return [F.xxhash64(job_key).alias("job_hash"), F.xxhash64(job_key, vertex_key).alias("vertex_hash")]
+
+
+def descriptors(df: DataFrame, since_ms: int | None) -> DataFrame:
     """Job id and name, vertex id, task name and TaskManager of each subtask, from the samples at
     or after ``since_ms`` (the end of the window: the current TaskManager after a restart; on a
     time-sorted parquet dump the filter skips most row groups)."""
     from pyspark.sql import functions as F
 
+    rows = df if since_ms is None else df.where(F.col("ts") >= F.lit(since_ms))
+    job_key = F.coalesce(F.col("job_id"), F.col("job_name"), F.lit(""))
+    vertex_key = F.coalesce(F.col("vertex_id"), F.col("task_name"))
     return (
-        df.where(F.col("ts") >= F.lit(since_ms))
-        .select(
-            F.coalesce(F.col("job_id"), F.col("job_name"), F.lit("")).alias("job_key"),
-            F.coalesce(F.col("vertex_id"), F.col("task_name")).alias("vertex_key"),
+        rows.select(
+            *_hash_keys(job_key, vertex_key),
+            job_key.alias("job_key"),
+            vertex_key.alias("vertex_key"),
             F.coalesce(F.col("subtask_index"), F.lit(0)).alias("subtask_index"),
             *CARRIED,
         )
         .where(F.col("vertex_key").isNotNull())
-        .groupBy("job_key", "vertex_key", "subtask_index")
-        .agg(*[F.max(c).alias(c) for c in CARRIED])
+        .groupBy("job_hash", "vertex_hash", "subtask_index")
+        .agg(
+            F.max("job_key").alias("job_key"),
+            F.max("vertex_key").alias("vertex_key"),
+            *[F.max(c).alias(c) for c in CARRIED],
+        )
     )
 
 
@@ -88,7 +102,7 @@ def trim_warmup(slots: DataFrame, warmup_fraction: float, warmup_ms: int | None)
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
-    w = Window.partitionBy("job_key")
+    w = Window.partitionBy("job_hash")
     start = F.min("t0").over(w)
     end = F.max("t1").over(w)
     cut = start + (F.lit(warmup_ms) if warmup_ms is not None else (end - start) * F.lit(warmup_fraction))
@@ -98,9 +112,9 @@ def trim_warmup(slots: DataFrame, warmup_fraction: float, warmup_ms: int | None)
 
 def series_stats(slots: DataFrame) -> DataFrame:
     """Per series: mean, max, share of samples above the two thresholds (judged per slot), and
-    for counters the rate per second with resets handled. Within a slot a reset shows as a last value below the
-    slot's max (delta = max - first + last); across slots as a first value below the previous
-    slot's last (delta = first)."""
+    for counters the rate per second with resets handled. Within a slot a reset shows as a last
+    value below the slot's max (delta = max - first + last); across slots as a first value below
+    the previous slot's last (delta = first)."""
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
@@ -146,9 +160,3 @@ def series_stats(slots: DataFrame) -> DataFrame:
     span_s = (F.col("t_last") - F.col("t_first")) / F.lit(1000.0)
     is_counter = F.col("metric").isin(list(names.COUNTERS))
     return agg.withColumn("rate", F.when(is_counter & (span_s > 0), F.col("delta") / span_s))
-
-    return (
-        slots.where(F.col("metric").isin(list(STRIP_METRICS)) & (F.col("n") > 0))
-        .groupBy("job_key", "vertex_key", "metric", "rank", "slot")
-        .agg(F.max(F.col("s") / F.col("n")).alias("worst"), F.min("t0").alias("t0"))
-    )

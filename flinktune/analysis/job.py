@@ -54,6 +54,10 @@ class AnalysisResult:
     findings: tuple[Finding, ...] = ()
 
 
+def _dkey(row: dict[str, object]) -> tuple[object, object, object]:
+    return (row["job_hash"], row["vertex_hash"], row["subtask_index"])
+
+
 def parse_warmup(text: str) -> tuple[float, int | None]:
     """``10%`` -> (0.10, None); ``30s`` / ``500ms`` / ``2min`` -> (0, ms)."""
     t = text.strip().lower()
@@ -128,21 +132,25 @@ def run_analysis(
         slots = aggregate.slot_stats(canon, lo, slot_ms)
         slots = aggregate.trim_warmup(slots, warm_frac, warm_ms)
         # One Spark job: scan, slot aggregation, warm-up trim, per-series summary; the names of
-        # each subtask come from the last tenth of the window in a second branch of the same job.
+        # each subtask (job, vertex, task, TaskManager) come from the last tenth of the window in
+        # a second branch of the same job, keyed by the same hashes.
         series_df = aggregate.series_stats(slots).withColumn("kind", F.lit("series"))
-        desc_df = aggregate.descriptors(canon, hi - max(slot_ms, (hi - lo) // 10)).withColumn(
-            "kind", F.lit("desc")
-        )
+        desc_since = hi - max(slot_ms, (hi - lo) // 10)
+        desc_df = aggregate.descriptors(canon, desc_since).withColumn("kind", F.lit("desc"))
         rows = [
             r.asDict(recursive=True)
             for r in series_df.unionByName(desc_df, allowMissingColumns=True).collect()
         ]
         series_rows = [r for r in rows if r["kind"] == "series"]
-        desc = {(r["job_key"], r["vertex_key"], r["subtask_index"]): r for r in rows if r["kind"] == "desc"}
+        desc = {_dkey(r): r for r in rows if r["kind"] == "desc"}
+        if any(_dkey(r) not in desc for r in series_rows):
+            # A subtask silent at the end of the window (finished, failed): look at all of it.
+            desc = {_dkey(r): r.asDict() for r in aggregate.descriptors(canon, None).collect()}
         for r in series_rows:
-            d = desc.get((r["job_key"], r["vertex_key"], r["subtask_index"]), {})
-            for c in aggregate.CARRIED:
+            d = desc.get(_dkey(r), {})
+            for c in ("job_key", "vertex_key", *aggregate.CARRIED):
                 r[c] = d.get(c)
+        series_rows = [r for r in series_rows if r["vertex_key"] is not None]
     except MetricsError:
         raise
     except Exception as error:

@@ -287,7 +287,9 @@ def t_writer(text: str) -> object:
     edit = (Edit("set", key, value) if action == "set" else Edit("delete", key) if action == "delete"
             else Edit("rename", key, new_key=_EDIT_KEYS[(pick >> 19) % len(_EDIT_KEYS)]))
     out = apply_edits(text, document, [edit])
-    again = read_config_text(out, name)   # what we write, we (and Flink's parsers) can read back
+    # What we write, we can read back in the same format (the one Flink would use: it goes by the
+    # file name; for other names our content sniffing could pick another format after an edit).
+    again = read_config_text(out, name, document.format)
     if action == "set" and not any(d.get(key) is not None for d in again):
         raise PropertyViolation(f"set {key} is not in the written text")
     if action == "delete" and document.get(key) is not None and len(again) == len(documents) \

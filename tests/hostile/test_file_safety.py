@@ -164,19 +164,49 @@ def test_special_files_are_refused_not_read_or_replaced(tmp_path: Path, command:
 
 
 def test_an_unwritable_folder_leaves_the_original_and_says_so(tmp_path: Path) -> None:
-    if os.geteuid() == 0:
-        pytest.skip("running as root: directory permissions do not stop root, so this cannot be provoked")
     folder = tmp_path / "ro"
     folder.mkdir()
     conf = folder / "flink-conf.yaml"
     conf.write_bytes(ORIGINAL.encode())
-    os.chmod(folder, 0o555)
+    if os.geteuid() == 0:
+        # Permission bits do not stop root; an immutable folder does (no entry can be added).
+        if subprocess.run(["chattr", "+i", str(folder)], capture_output=True).returncode != 0:
+            pytest.skip("running as root and chattr +i is not available: cannot make a folder unwritable")
+        undo = ["chattr", "-i", str(folder)]
+    else:
+        os.chmod(folder, 0o555)
+        undo = ["chmod", "755", str(folder)]
     try:
         code, output = run_cli([*COMMANDS["lint"], str(conf)])
     finally:
-        os.chmod(folder, 0o755)
-    assert code == 2 and "original is unchanged" in output
+        subprocess.run(undo, check=True)
+    assert code == 2 and "original is unchanged" in output, output
     assert conf.read_bytes() == ORIGINAL.encode()
+    assert sorted(p.name for p in folder.iterdir()) == ["flink-conf.yaml"]
+
+
+@pytest.mark.parametrize("command", sorted(COMMANDS))
+def test_a_full_disk_leaves_the_original_and_no_temp_files(tmp_path: Path, command: str) -> None:
+    """The child may write at most 64 KiB per file (RLIMIT_FSIZE, SIGXFSZ ignored): writes past it
+    fail with EFBIG, as on a full disk."""
+    conf = tmp_path / "flink-conf.yaml"
+    big = ORIGINAL + "\r\n" + "".join(f"# padding line {i} {'x' * 80}\r\n" for i in range(2000))
+    conf.write_bytes(big.encode())
+
+    def limit() -> None:
+        import resource
+
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (64 * 1024, 64 * 1024))
+
+    proc = subprocess.run([sys.executable, "-m", "flinktune", *COMMANDS[command], str(conf)],
+                          capture_output=True, text=True, timeout=300, preexec_fn=limit)
+    assert proc.returncode == 2, proc.stdout[-500:] + proc.stderr[-2000:]
+    errors = [line for line in proc.stderr.splitlines() if line.startswith("flinktune: error:")]
+    assert len(errors) == 1 and "original is unchanged" in errors[0], proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert conf.read_bytes() == big.encode()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["flink-conf.yaml"]
 
 
 # --- killed mid-write ------------------------------------------------------------------------

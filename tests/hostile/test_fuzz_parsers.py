@@ -100,6 +100,10 @@ REGRESSIONS = [
     ("memory", "9" * 5000 + "b"),
     ("duration", "9" * 5000 + " d"),
     ("values", "9" * 5000),
+    ("profile", "rtt: " + "1" * 400 + "\n"),                   # float(huge int) -> OverflowError
+    ("profile", "memory: 2g\nrecord-size: " + "1" * 400 + "\n"),
+    ("profile", "bandwidth: " + "1" * 3900 + "x\n"),           # quadratic regex backtracking (5 s)
+    ("profile", "bandwidth: .inf\n"),
 ]
 
 
