@@ -20,7 +20,8 @@ from flinktune.config.types import ConfigDocument, ConfigFormat
 from flinktune.config.writer import Edit, apply_edits, edit_file, write_file_atomic
 from flinktune.errors import FlinktuneError, WriteError
 
-CORPUS = Path("/work/shared/corpus/flink-configs")
+# shared/ sits beside the repository (the CI layout).
+CORPUS = Path(__file__).resolve().parents[3] / "shared" / "corpus" / "flink-configs"
 
 
 def edit(text: str, name: str, *edits: Edit, index: int = 0) -> tuple[str, ConfigDocument]:

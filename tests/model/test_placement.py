@@ -36,7 +36,9 @@ V116, V120 = FlinkVersion(1, 16), FlinkVersion(1, 20)
 SEG = 32 * 1024
 ROOT = Path(__file__).resolve().parents[1]
 COLLECTED = sorted((ROOT / "data" / "real-flink-1.20-collect").glob("*/job.json"))
-SHARED = sorted(Path("/work/shared/data/real-flink-1.20").glob("*/job-vertices.json"))
+# shared/ sits beside the repository (the CI layout).
+SHARED = sorted((Path(__file__).resolve().parents[3] / "shared" / "data" / "real-flink-1.20")
+                .glob("*/job-vertices.json"))
 
 
 def interleaved(graph: JobGraph, taskmanagers: int) -> dict[tuple[str, int], str]:

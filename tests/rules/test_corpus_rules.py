@@ -14,7 +14,8 @@ from flinktune.errors import ConfigError
 from flinktune.rules import evaluate_document, load_rules
 from flinktune.versions import FlinkVersion
 
-CORPUS = Path("/work/shared/corpus/flink-configs")
+# shared/ sits beside the repository (the CI layout).
+CORPUS = Path(__file__).resolve().parents[3] / "shared" / "corpus" / "flink-configs"
 if not CORPUS.is_dir():
     CORPUS = Path(__file__).resolve().parents[3] / "shared" / "corpus" / "flink-configs"
 pytestmark = pytest.mark.skipif(not CORPUS.is_dir(), reason="config corpus not available")
