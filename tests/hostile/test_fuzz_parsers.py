@@ -37,7 +37,7 @@ def inputs(name: str) -> st.SearchStrategy[str]:
 
 
 # Few examples per parser: the normal suite stays fast; benchmarks/fuzz_all.py does the volume.
-FAST = settings(max_examples=60, derandomize=True, deadline=None,
+FAST = settings(max_examples=60, derandomize=True, deadline=None, database=None,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
 
