@@ -13,7 +13,7 @@ _INVISIBLE_CATEGORIES = frozenset({"Cc", "Cf", "Zl", "Zp"})
 
 
 def visible(text: str) -> str:
-    """``text`` with invisible and control characters as ``\\uXXXX`` escapes (tab as ``\\t``)."""
+    """``text`` with invisible and control characters as ``\\u`` + four hex digit escapes (tab as ``\\t``)."""
     if text.isprintable():
         return text
     out = []
