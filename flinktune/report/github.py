@@ -14,7 +14,7 @@ _COMMAND = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO:
 
 
 def escape_data(text: str) -> str:
-    # CR/LF first (the runner's line breaks), then other invisible characters shown as \\u and four hex digits.
+    # CR/LF first (the runner's line breaks), then other invisible characters as \\u + 4 hex digits.
     escaped = text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
     return visible(escaped)
 
