@@ -236,6 +236,22 @@ def parse_list(value: str | list[object]) -> list[str]:
     return [item.strip() for item in str(value).split(";") if item.strip()]
 
 
+# Decimal times for the CLI and simulator scenarios (not Flink options, whose durations are whole
+# numbers): 0.5ms, 1e-3s, 20us.
+_DECIMAL_TIME = re.compile(r"^\s*([0-9]*\.?[0-9]+(?:[eE][+-]?[0-9]+)?)\s*(ns|us|µs|ms|s|sec|min|h)?\s*$")
+SECONDS_PER_TIME_UNIT: dict[str, float] = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0,
+                                           "sec": 1.0, "min": 60.0, "h": 3600.0}
+
+
+def split_decimal_time(text: str) -> tuple[float, str | None] | None:
+    """``0.5ms`` -> (0.5, "ms"), ``2`` -> (2.0, None); None when ``text`` is not a number with an
+    optional unit of SECONDS_PER_TIME_UNIT. Callers bound the length of ``text``."""
+    match = _DECIMAL_TIME.match(text)
+    if match is None:
+        return None
+    return float(match.group(1)), match.group(2)
+
+
 # Bandwidth and rate syntax for the CLI (not Flink options): 10Gbit/s, 1.25GB/s, 100Mbps.
 _BANDWIDTH = re.compile(r"^\s*([0-9]*\.?[0-9]+(?:[eE][+-]?[0-9]+)?)\s*([kKmMgGtT]?)"
                         r"(bit|b|bps|B|Bps)?(?:/s)?\s*$")

@@ -26,7 +26,14 @@ from flinktune.model import timeout
 from flinktune.model._arrays import as_array
 from flinktune.model.buffers import INT_MAX, V1_17, V2_0
 from flinktune.model.memory import TaskManagerMemoryOptions, derive_taskmanager_memory
-from flinktune.units import parse_bandwidth_bytes_per_s, parse_float, parse_int, parse_memory_size
+from flinktune.units import (
+    SECONDS_PER_TIME_UNIT,
+    parse_bandwidth_bytes_per_s,
+    parse_float,
+    parse_int,
+    parse_memory_size,
+    split_decimal_time,
+)
 from flinktune.versions import DEFAULT_VERSION, FlinkVersion
 
 MAX_SWEEP_POINTS = 10_000_000
@@ -80,11 +87,6 @@ class Quantity:
     section: str
 
 
-_DURATION = re.compile(r"^\s*([0-9]*\.?[0-9]+(?:[eE][+-]?[0-9]+)?)\s*(ns|us|µs|ms|s|sec|min|h)?\s*$")
-_DURATION_SCALE = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "sec": 1.0, "min": 60.0,
-                   "h": 3600.0, None: 1e-3}
-
-
 def parse_param_value(param: Param, text: object) -> float:
     """One value of ``param`` from text (``2ms``, ``10Gbit/s``, ``32kb``, ``1e5``) or a number."""
     try:
@@ -95,10 +97,11 @@ def parse_param_value(param: Param, text: object) -> float:
                 return float(text)  # a number in a profile is in seconds
             if str(text).strip().lower() in ("inf", "off", "disabled", "-1"):
                 return math.inf
-            match = _DURATION.match(str(text))
-            if match is None:
+            parsed = split_decimal_time(str(text))
+            if parsed is None:
                 raise ModelInputError(f"--{param.name}: '{text}' is not a duration like 2ms, 0.5ms or 1s")
-            return float(match.group(1)) * _DURATION_SCALE[match.group(2)]
+            number, unit = parsed
+            return number * (SECONDS_PER_TIME_UNIT[unit] if unit else 1e-3)  # a bare number is in ms
         if param.kind == "bandwidth":
             return parse_bandwidth_bytes_per_s(text if isinstance(text, int | float) else str(text))
         if param.kind == "memory":

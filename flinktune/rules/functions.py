@@ -228,7 +228,7 @@ def _memory(_ctx: RuleContext, text: object) -> object:
     if text is None:
         return None
     try:
-        return parse_memory_size(text if isinstance(text, int) else str(text)).bytes
+        return _convert("memory", text)
     except FlinktuneError:
         return None
 

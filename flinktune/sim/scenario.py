@@ -8,7 +8,6 @@ naming the file, the line and the field.
 from __future__ import annotations
 
 import math
-import re
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -24,10 +23,14 @@ from pydantic import (
 )
 
 from flinktune.errors import ScenarioError, ValueSyntaxError
-from flinktune.units import parse_bandwidth_bytes_per_s, parse_memory_size
+from flinktune.units import (
+    SECONDS_PER_TIME_UNIT,
+    parse_bandwidth_bytes_per_s,
+    parse_memory_size,
+    split_decimal_time,
+)
 
-_TIME = re.compile(r"^\s*([0-9]*\.?[0-9]+(?:[eE][+-]?[0-9]+)?)\s*(ns|us|µs|ms|s|min)?\s*$")
-_TIME_UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "min": 60.0}
+_TIME_UNITS = ("ns", "us", "µs", "ms", "s", "min")   # of units.SECONDS_PER_TIME_UNIT
 
 
 def parse_seconds(value: Any) -> float:
@@ -38,14 +41,13 @@ def parse_seconds(value: Any) -> float:
         if value == 0:
             return 0.0
         raise ValueError(f"time '{value}' needs a unit (ns, us, ms, s, min)")
-    match = _TIME.match(str(value)[:200])
-    if match is None:
+    parsed = split_decimal_time(str(value)[:200])
+    if parsed is None or (parsed[1] is not None and parsed[1] not in _TIME_UNITS):
         raise ValueError(f"time '{value}' is not like 100ms, 0.5s or 20us")
-    number = float(match.group(1))
-    unit = match.group(2)
+    number, unit = parsed
     if unit is None and number != 0:
         raise ValueError(f"time '{value}' needs a unit (ns, us, ms, s, min)")
-    return number * _TIME_UNITS.get(unit or "s", 1.0)
+    return number * SECONDS_PER_TIME_UNIT[unit or "s"]
 
 
 def _bytes(value: Any) -> int:

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
+from testkit import DUMP_COLUMNS
 from typer.testing import CliRunner
 
 from flinktune.cli.app import app
@@ -21,18 +22,6 @@ from flinktune.collect.catalog import DEFAULT_METRICS
 from flinktune.errors import CollectError, WriteError
 
 FAST_RETRY = RetryPolicy(attempts=3, initial_backoff_s=0.01, max_backoff_s=0.02, timeout_s=5.0)
-CANONICAL_COLUMNS = [
-    "ts",
-    "job_id",
-    "job_name",
-    "vertex_id",
-    "task_name",
-    "subtask_index",
-    "tm_id",
-    "host",
-    "metric",
-    "value",
-]
 
 
 def _options(fake, tmp_path: Path, **kw) -> CollectOptions:
@@ -56,7 +45,7 @@ def test_writes_canonical_long_dump_plan_and_placement(fake_flink, tmp_path):
     assert result.stop_reason == "duration"
     assert result.polls == 3  # t = 0, 0.05, 0.1
     table = pq.read_table(result.metrics_path)
-    assert table.schema.names == CANONICAL_COLUMNS
+    assert table.schema.names == DUMP_COLUMNS
     assert str(table.schema.field("ts").type) == "int64"
     assert str(table.schema.field("subtask_index").type) == "int32"
     assert str(table.schema.field("value").type) == "double"

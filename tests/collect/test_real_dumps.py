@@ -16,21 +16,10 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
+from testkit import DUMP_COLUMNS
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "real-flink-1.20-collect"
 SCENARIOS = ("slow-sink", "skew", "healthy")
-COLUMNS = [
-    "ts",
-    "job_id",
-    "job_name",
-    "vertex_id",
-    "task_name",
-    "subtask_index",
-    "tm_id",
-    "host",
-    "metric",
-    "value",
-]
 
 
 def _settled(rows: list[dict], metric: str) -> dict[tuple[str, int], float]:
@@ -48,7 +37,7 @@ def _settled(rows: list[dict], metric: str) -> dict[tuple[str, int], float]:
 def test_real_dump_is_canonical(scenario: str) -> None:
     folder = DATA / scenario
     table = pq.read_table(folder / "metrics.parquet")
-    assert table.schema.names == COLUMNS
+    assert table.schema.names == DUMP_COLUMNS
     rows = table.to_pylist()
     keys = [(r["ts"], r["vertex_id"], r["subtask_index"], r["metric"]) for r in rows]
     assert len(keys) == len(set(keys))

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import codecs
-import difflib
 import signal
 import subprocess
 import sys
@@ -14,6 +13,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from testkit import changed_lines
 
 from flinktune.config.reader import read_config_file, read_config_text
 from flinktune.config.types import ConfigDocument, ConfigFormat
@@ -28,18 +28,6 @@ def edit(text: str, name: str, *edits: Edit, index: int = 0) -> tuple[str, Confi
     doc = read_config_text(text, name)[index]
     out = apply_edits(text, doc, list(edits))
     return out, read_config_text(out, name)[index]
-
-
-def changed_lines(before: str, after: str) -> tuple[list[str], list[str]]:
-    """Original lines removed or replaced, and lines added (with endings, byte-exact)."""
-    a, b = before.splitlines(keepends=True), after.splitlines(keepends=True)
-    removed: list[str] = []
-    added: list[str] = []
-    for op, a0, a1, b0, b1 in difflib.SequenceMatcher(a=a, b=b, autojunk=False).get_opcodes():
-        if op != "equal":
-            removed += a[a0:a1]
-            added += b[b0:b1]
-    return removed, added
 
 
 # --- flink-conf.yaml ----------------------------------------------------------------------------

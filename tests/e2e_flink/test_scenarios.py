@@ -26,6 +26,7 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
+from testkit import DUMP_COLUMNS
 
 pytestmark = pytest.mark.flink
 
@@ -163,18 +164,7 @@ def skew(flink_cluster, jar_id, flinktune_cli, e2e_dir) -> Dump:
 
 def test_dump_shape_from_a_real_cluster(slow_sink: Dump):
     table = pq.read_table(slow_sink.metrics)
-    assert table.schema.names == [
-        "ts",
-        "job_id",
-        "job_name",
-        "vertex_id",
-        "task_name",
-        "subtask_index",
-        "tm_id",
-        "host",
-        "metric",
-        "value",
-    ]
+    assert table.schema.names == DUMP_COLUMNS
     rows = table.to_pylist()
     assert {r["task_name"] for r in rows} == {SOURCE, PARSE, AGG, SINK}
     assert {r["subtask_index"] for r in rows} == {0, 1, 2, 3}

@@ -9,7 +9,6 @@ of a large write.
 
 from __future__ import annotations
 
-import difflib
 import os
 import random
 import signal
@@ -21,6 +20,7 @@ import time
 from pathlib import Path
 
 import pytest
+from testkit import changed_lines
 from typer.testing import CliRunner
 
 from flinktune.cli.app import app
@@ -51,17 +51,6 @@ def run_cli(args: list[str]) -> tuple[int, str]:
     return result.exit_code, result.output
 
 
-def changed(before: bytes, after: bytes) -> tuple[list[bytes], list[bytes]]:
-    a, b = before.splitlines(keepends=True), after.splitlines(keepends=True)
-    removed: list[bytes] = []
-    added: list[bytes] = []
-    for op, a0, a1, b0, b1 in difflib.SequenceMatcher(a=a, b=b, autojunk=False).get_opcodes():
-        if op != "equal":
-            removed += a[a0:a1]
-            added += b[b0:b1]
-    return removed, added
-
-
 def leftovers(folder: Path) -> list[str]:
     return sorted(p.name for p in folder.iterdir() if p.name.endswith(".tmp"))
 
@@ -82,7 +71,7 @@ def test_write_keeps_backup_and_every_untouched_byte(tmp_path: Path, command: st
     # trailing blanks, comments, the last line without a newline).
     text = after.decode(encoding)
     assert after.startswith(original[:2]) or encoding == "utf-8"
-    removed, added = changed(ORIGINAL.encode(), text.encode())
+    removed, added = changed_lines(ORIGINAL.encode(), text.encode())
     allowed_removed = {"state.backend: rocksdb   \r\n"} if command == "lint" else set()
     if command == "recommend":
         # Appending after a last line without a newline must end that line first, nothing else.

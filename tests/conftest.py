@@ -1,0 +1,9 @@
+"""Make ``testkit`` (helpers shared across test folders) importable (pytest runs with
+--import-mode=importlib)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
