@@ -147,7 +147,7 @@ def parse_parameters(values: Mapping[str, object], *, where: str = "") -> dict[s
 
 def load_profile(path: str | Path) -> dict[str, Any]:
     """A profile file: a YAML mapping of the parameter names above (``rtt: 2ms``)."""
-    import yaml
+    from flinktune.config.safe_load import load_yaml
 
     file = str(path)
     try:
@@ -156,17 +156,7 @@ def load_profile(path: str | Path) -> dict[str, Any]:
         raise ConfigError(f"cannot read profile: {error.strerror or error}", file=file) from None
     except UnicodeDecodeError:
         raise ConfigError("cannot read profile: not UTF-8 text", file=file) from None
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as error:
-        mark = getattr(error, "problem_mark", None)
-        line = mark.line + 1 if mark is not None else None
-        raise ConfigError(f"profile is not valid YAML: {getattr(error, 'problem', error)}", file=file,
-                          line=line) from None
-    # PyYAML's constructors raise these on bad tagged scalars (!!int x); its composer recurses.
-    except (ValueError, IndexError, TypeError, OverflowError, RecursionError) as error:
-        problem = "nests too deeply" if isinstance(error, RecursionError) else f"{error}" or "bad value"
-        raise ConfigError(f"profile is not valid YAML: {problem}", file=file) from None
+    data = load_yaml(text, file=file, prefix="profile is not valid YAML")
     if data is None:
         return {}
     if not isinstance(data, dict):

@@ -216,8 +216,7 @@ def _from_config(path: Path, version: Any, values: dict[str, Any], sources: dict
 
 
 def _from_profile(path: Path, values: dict[str, Any], sources: dict[str, str]) -> Any:
-    import yaml
-
+    from flinktune.config.safe_load import load_yaml
     from flinktune.errors import ConfigError
     from flinktune.model.sweep import PARAM_BY_NAME, parse_param_value
     from flinktune.versions import parse_version
@@ -226,12 +225,7 @@ def _from_profile(path: Path, values: dict[str, Any], sources: dict[str, str]) -
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as error:
         raise ConfigError(f"cannot read profile: {error}", file=str(path)) from None
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as error:
-        mark = getattr(error, "problem_mark", None)
-        raise ConfigError(f"not valid YAML: {getattr(error, 'problem', error)}", file=str(path),
-                          line=None if mark is None else mark.line + 1) from None
+    data = load_yaml(text, file=str(path), prefix="profile is not valid YAML")
     if data is None:
         return None
     if not isinstance(data, dict):

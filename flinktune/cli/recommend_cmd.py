@@ -7,7 +7,6 @@ kept), ``-o FILE`` writes the recommended config elsewhere. ``--metrics`` runs t
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -22,19 +21,16 @@ _FORMATS = ("text", "json")
 
 
 def _load_plan(path: Path, what: str = "the plan") -> dict[str, Any]:
+    from flinktune.config.safe_load import load_json
     from flinktune.errors import ConfigError
 
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        text = path.read_text(encoding="utf-8")
     except OSError as error:
         raise ConfigError(f"cannot read {what}: {error.strerror or error}", file=str(path)) from None
-    except (UnicodeDecodeError, json.JSONDecodeError) as error:
-        line = getattr(error, "lineno", None)
-        raise ConfigError(f"{what} is not JSON: {getattr(error, 'msg', error)}", file=str(path),
-                          line=line) from None
-    except (ValueError, RecursionError) as error:  # over-long integers, absurd nesting
-        problem = "nests too deeply" if isinstance(error, RecursionError) else str(error).split(";")[0]
-        raise ConfigError(f"{what} is not JSON: {problem}", file=str(path)) from None
+    except UnicodeDecodeError:
+        raise ConfigError(f"{what} is not JSON: not UTF-8 text", file=str(path)) from None
+    data = load_json(text, file=str(path), prefix=f"{what} is not JSON")
     if not isinstance(data, dict):
         raise ConfigError(f"{what} must be a JSON object", file=str(path))
     return data

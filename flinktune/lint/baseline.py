@@ -17,6 +17,7 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
+from flinktune.config.safe_load import load_json
 from flinktune.errors import ConfigError
 from flinktune.findings import Finding
 
@@ -73,17 +74,12 @@ def load_baseline(path: Path) -> Baseline:
     if not path.is_file():
         raise ConfigError("baseline file not found (create it with --write-baseline)", file=str(path))
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        text = path.read_text(encoding="utf-8")
     except UnicodeDecodeError:
         raise ConfigError("baseline file is not UTF-8 text", file=str(path)) from None
-    except json.JSONDecodeError as error:
-        raise ConfigError(f"baseline is not valid JSON: {error.msg}", file=str(path),
-                          line=error.lineno) from None
-    except (ValueError, RecursionError) as error:  # over-long integers, absurd nesting
-        problem = "nests too deeply" if isinstance(error, RecursionError) else str(error).split(";")[0]
-        raise ConfigError(f"baseline is not valid JSON: {problem}", file=str(path)) from None
     except OSError as error:
         raise ConfigError(f"cannot read baseline: {error.strerror or error}", file=str(path)) from None
+    data = load_json(text, file=str(path), prefix="baseline is not valid JSON")
     if not isinstance(data, dict) or data.get("format") != BASELINE_FORMAT:
         raise ConfigError(f"not a flinktune baseline (expected \"format\": \"{BASELINE_FORMAT}\")",
                           file=str(path))

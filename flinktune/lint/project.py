@@ -90,20 +90,9 @@ def _raw_table(path: Path) -> tuple[dict[str, Any], str]:
         # `tool = 1` is valid TOML; only a table can hold our settings.
         table = tool.get("flinktune", {}) if isinstance(tool, dict) else tool
     else:
-        import yaml
+        from flinktune.config.safe_load import load_yaml
 
-        try:
-            table = yaml.safe_load(text)
-        except yaml.YAMLError as error:
-            mark = getattr(error, "problem_mark", None)
-            line = mark.line + 1 if mark is not None else None
-            problem = getattr(error, "problem", None) or "invalid YAML"
-            raise ConfigError(f"invalid YAML in project config: {problem}", file=str(path),
-                              line=line) from None
-        # PyYAML's constructors raise these on bad tagged scalars (!!int x); its composer recurses.
-        except (ValueError, IndexError, TypeError, OverflowError, RecursionError) as error:
-            problem = "nests too deeply" if isinstance(error, RecursionError) else f"{error}" or "bad value"
-            raise ConfigError(f"invalid YAML in project config: {problem}", file=str(path)) from None
+        table = load_yaml(text, file=str(path), prefix="invalid YAML in project config")
         if table is None:
             table = {}
     if not isinstance(table, dict):

@@ -16,7 +16,7 @@ try:
     from _sha256 import sha256
 except ImportError:  # other interpreters, and CPython 3.12+ (where it is _sha2)
     from hashlib import sha256
-from flinktune.errors import ConditionError, RuleError
+from flinktune.errors import ConditionError, ConfigError, RuleError
 from flinktune.rules.functions import FUNCTIONS
 from flinktune.rules.lang import KEYWORDS, Condition, _Frozen, _set, check_constants, check_names, parse
 from flinktune.rules.ruleset import Rule, RuleSet
@@ -179,21 +179,13 @@ def _parse_yaml(text: RuleText) -> tuple[object | None, list[str]]:
         return None, [f"{text.source}: not UTF-8 text (byte {error.start})"]
     if "\x00" in decoded:
         return None, [f"{text.source}: binary file, not a rule"]
-    import yaml
+    from flinktune.config.safe_load import load_yaml
 
-    # libyaml's safe loader when present (several times faster), else PyYAML's own safe loader.
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     try:
-        data = yaml.load(decoded, Loader=loader)
-    except yaml.YAMLError as error:
-        mark = getattr(error, "problem_mark", None)
-        where = f":{mark.line + 1}" if mark is not None else ""
-        problem = getattr(error, "problem", None) or str(error).splitlines()[0]
-        return None, [f"{text.source}{where}: invalid YAML: {problem}"]
-    except (ValueError, IndexError, TypeError, OverflowError, RecursionError) as error:
-        # Bad tagged scalars (!!int x, !!timestamp 2020-99-99) fail in PyYAML's constructors.
-        problem = "nests too deeply" if isinstance(error, RecursionError) else f"{error}" or "bad value"
-        return None, [f"{text.source}: invalid YAML: {problem}"]
+        # libyaml's safe loader when present: several times faster than PyYAML's own.
+        data = load_yaml(decoded, file=text.source, prefix="invalid YAML", fast=True)
+    except ConfigError as error:
+        return None, [error.one_line()]
     problem = _shared_or_oversized(data)
     if problem is not None:
         return None, [f"{text.source}: {problem}"]

@@ -22,6 +22,7 @@ from pydantic import (
     model_validator,
 )
 
+from flinktune.config.safe_load import load_yaml
 from flinktune.errors import ScenarioError, ValueSyntaxError
 from flinktune.units import (
     SECONDS_PER_TIME_UNIT,
@@ -314,18 +315,11 @@ def _line_of(node: yaml.Node | None, path: tuple[int | str, ...]) -> int | None:
 
 
 def scenario_from_text(text: str, file: str = "<scenario>") -> Scenario:
+    data = load_yaml(text, file=file, error=ScenarioError)
     try:
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as error:
-        mark = getattr(error, "problem_mark", None)
-        raise ScenarioError(f"not valid YAML: {getattr(error, 'problem', None) or error}", file=file,
-                            line=mark.line + 1 if mark is not None else None) from None
-    except (ValueError, IndexError, TypeError, OverflowError, RecursionError) as error:
-        # PyYAML's constructors raise these on bad tagged scalars (!!int x, bare !!int, !!timestamp
-        # 2020-99-99, over-long integers); its composer recurses once per nesting level.
-        problem = "nests too deeply" if isinstance(error, RecursionError) else f"{error}" or "bad value"
-        raise ScenarioError(f"not valid YAML: {problem}", file=file) from None
+        node = yaml.compose(text, Loader=yaml.SafeLoader)  # line numbers for validation errors
+    except (yaml.YAMLError, RecursionError):
+        node = None
     if not isinstance(data, dict):
         raise ScenarioError("a scenario is a YAML mapping (name, job, ...)", file=file, line=1)
     try:
