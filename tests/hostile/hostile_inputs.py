@@ -21,7 +21,9 @@ from pathlib import Path
 from flinktune.errors import FlinktuneError
 
 REPO = Path(__file__).resolve().parents[2]
-CORPUS = Path("/work/shared/corpus/flink-configs")
+# shared/ sits beside the repository (the CI layout).
+SHARED = REPO.parent / "shared"
+CORPUS = SHARED / "corpus" / "flink-configs"
 MAX_TEXT_CHARS = 4000
 
 
@@ -400,7 +402,7 @@ def scenario_seeds() -> list[str]:
 def plan_seeds() -> list[str]:
     out = []
     for name in ("healthy", "slow-sink"):
-        path = Path("/work/shared/data/real-flink-1.20") / name / "plan.json"
+        path = SHARED / "data" / "real-flink-1.20" / name / "plan.json"
         if path.is_file():
             out.append(path.read_text(encoding="utf-8"))
     out.append(json.dumps({"jid": "j", "name": "n", "nodes": [
