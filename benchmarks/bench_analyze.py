@@ -277,6 +277,7 @@ def run(rows_list: list[int], repeat: int, out_file: Path, work: Path) -> None:
     lines.append("# `flinktune analyze` vs the same analysis in DuckDB")
     lines.append("")
     lines.append(
+        f"Run {time.strftime('%Y-%m-%d %H:%M', time.gmtime())} UTC. "
         f"Machine: {os.cpu_count()} cores, load average at the end {load[0]:.1f} / {load[1]:.1f} / "
         f"{load[2]:.1f} (1/5/15 min; the machine is shared, so absolute times are noisy). "
         "Whole processes, start-up included, median of the runs shown. Generated slow-sink dumps "
@@ -298,6 +299,14 @@ def run(rows_list: list[int], repeat: int, out_file: Path, work: Path) -> None:
         lines.append(
             f"Growth: {r1 / r0:.0f}x the rows took {s1 / s0:.1f}x the time (fixed start-up cost included)."
         )
+    # Earlier runs stay below as history (the machine is shared: one run alone says little).
+    marker = "## Earlier runs (newest first)"
+    if out_file.exists():
+        body = out_file.read_text().split("\n", 1)[-1]  # without the title line
+        last, _, older = body.partition(marker)
+        history = "\n\n".join(part.strip() for part in (last, older) if part.strip())
+        if history:
+            lines += ["", marker, "", history.replace("\n## ", "\n### ")]
     out_file.write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
 

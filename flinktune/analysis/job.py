@@ -305,10 +305,10 @@ def analyze(
     say = progress or (lambda _msg: None)
     if session is None:
         # Check the inputs and the plan before paying for a JVM.
-        load.resolve_inputs(list(options.inputs))
+        inputs = load.resolve_inputs(list(options.inputs))
         if options.plan_path:
             load_plan(options.plan_path)
         parse_warmup(options.warmup)
         say(f"starting Spark ({master})")
-        session = build_session(master, conf)
+        session = build_session(master, conf, input_bytes=load.local_input_bytes(inputs))
     return run_analysis(session, options, progress)

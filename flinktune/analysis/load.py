@@ -150,6 +150,23 @@ def resolve_inputs(items: Sequence[str]) -> list[InputSet]:
     return [InputSet(fmt, tuple(paths)) for fmt, paths in by_fmt.items()]
 
 
+def local_input_bytes(inputs: Sequence[InputSet]) -> int | None:
+    """Total size of the dump's files on local disk; None when any part is remote."""
+    total = 0
+    try:
+        for inp in inputs:
+            for p in inp.paths:
+                if _is_remote(p) or p.startswith("file:"):
+                    return None
+                if os.path.isdir(p):
+                    total += sum(f.stat().st_size for f in Path(p).rglob("*") if f.is_file())
+                else:
+                    total += os.path.getsize(p)
+    except OSError:
+        return None
+    return total
+
+
 def _parquet_files(paths: Sequence[str]) -> list[str]:
     out: list[str] = []
     for p in paths:

@@ -12,8 +12,9 @@ from pathlib import Path
 
 import pytest
 
-REAL = Path("/work/shared/data/real-flink-1.20")
 REPO = Path(__file__).resolve().parents[2]
+# shared/ sits beside the repository (the CI layout).
+REAL = REPO.parent / "shared" / "data" / "real-flink-1.20"
 SAMPLE_DATA = REPO / "sample_data"
 
 
