@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING
 
 from flinktune.analysis import names
 from flinktune.errors import MetricsError
+from flinktune.globbing import symlink_loop
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame, SparkSession
@@ -70,26 +71,6 @@ def _is_remote(path: str) -> bool:
     return re.match(r"^[a-zA-Z][a-zA-Z0-9+.-]*://", path) is not None and not path.startswith("file://")
 
 
-def _symlink_loop(pattern: str) -> str | None:
-    """A symlink under the pattern's fixed prefix that points at one of its own ancestors."""
-    parts = Path(pattern).parts
-    fixed = list(parts[: next(i for i, part in enumerate(parts) if any(ch in part for ch in "*?["))])
-    visited: set[str] = set()
-    for dirpath, dirnames, _files in os.walk(Path(*fixed) if fixed else Path("."), followlinks=True):
-        real = os.path.realpath(dirpath)
-        if real in visited:  # an alias of a folder already searched: nothing new below it
-            dirnames[:] = []
-            continue
-        visited.add(real)
-        for name in dirnames:
-            link = os.path.join(dirpath, name)
-            if os.path.islink(link):
-                target = os.path.realpath(link)
-                if real == target or real.startswith(target.rstrip(os.sep) + os.sep):
-                    return link
-    return None
-
-
 def resolve_inputs(items: Sequence[str]) -> list[InputSet]:
     """Expand files, folders and globs; group by format. A folder contributes its metrics files
     of one format (parquet first), so a dump folder with a plan.json and a Prometheus sample
@@ -101,7 +82,7 @@ def resolve_inputs(items: Sequence[str]) -> list[InputSet]:
             by_fmt.setdefault(fmt, []).append(item)
             continue
         if any(ch in item for ch in "*?["):
-            loop = _symlink_loop(item) if "**" in item else None
+            loop = symlink_loop(item) if "**" in item else None
             if loop is not None:
                 # glob's '**' follows symlinked folders and never ends in a loop (exponentially so).
                 raise MetricsError(

@@ -20,12 +20,12 @@ import re
 from pathlib import Path
 
 from flinktune.config.record import Record, set_field
+from flinktune.globbing import GLOB_CHARS, symlink_loop
 from flinktune.lint.model import InputProblem
 
 _SKIP_DIRS = frozenset({"node_modules", "__pycache__", "venv", "site-packages", "target", "build", "dist"})
 _YAML_SUFFIXES = (".yaml", ".yml")
 _SNIFF_BYTES = 64 * 1024
-_GLOB_CHARS = re.compile(r"[*?\[]")
 _FLINK_KIND = re.compile(rb"^\s*kind:\s*['\"]?(FlinkDeployment|FlinkSessionJob)\b", re.MULTILINE)
 _CONFIGMAP_KIND = re.compile(rb"^\s*kind:\s*['\"]?ConfigMap\b", re.MULTILINE)
 _EMBEDDED_CONF = re.compile(rb"^\s+['\"]?(flink-conf\.yaml|config\.yaml)['\"]?\s*:", re.MULTILINE)
@@ -97,26 +97,6 @@ def _walk(root: Path, follow_symlinks: bool) -> list[str]:
     return found
 
 
-def _symlink_loop(pattern: str) -> str | None:
-    """A symlink under the pattern's fixed prefix that points at one of its own ancestors."""
-    parts = Path(pattern).parts
-    fixed = list(parts[:next(i for i, part in enumerate(parts) if _GLOB_CHARS.search(part))])
-    visited: set[str] = set()
-    for dirpath, dirnames, _files in os.walk(Path(*fixed) if fixed else Path("."), followlinks=True):
-        real = os.path.realpath(dirpath)
-        if real in visited:      # an alias of a folder already searched: nothing new below it
-            dirnames[:] = []
-            continue
-        visited.add(real)
-        for name in dirnames:
-            link = os.path.join(dirpath, name)
-            if os.path.islink(link):
-                target = os.path.realpath(link)
-                if real == target or real.startswith(target.rstrip(os.sep) + os.sep):
-                    return link
-    return None
-
-
 def expand_paths(arguments: list[str] | tuple[str, ...], *, follow_symlinks: bool = False) -> Expanded:
     """Expand the command-line arguments; a missing file or an empty glob is an input problem."""
     files: list[str] = []
@@ -137,10 +117,10 @@ def expand_paths(arguments: list[str] | tuple[str, ...], *, follow_symlinks: boo
         elif path.exists() or path.is_symlink():
             # Named explicitly: always linted, whatever its name (the reader decides the format).
             add(argument)
-        elif _GLOB_CHARS.search(argument):
+        elif GLOB_CHARS.search(argument):
             import glob  # only for glob arguments
 
-            loop = _symlink_loop(argument) if "**" in argument else None
+            loop = symlink_loop(argument) if "**" in argument else None
             if loop is not None:
                 # glob's '**' follows symlinked folders and never ends in a loop (exponentially so).
                 problems.append(InputProblem(argument, f"'**' would not end: {loop} is a symlink loop; "
