@@ -56,3 +56,23 @@ class Finding:
 
     def sort_key(self) -> tuple[str, int, str]:
         return (self.location.file, self.location.line or 0, self.code)
+
+    def as_dict(self) -> dict[str, object]:
+        """The JSON shape of a finding that every machine-readable report shares."""
+        fix = self.fix
+        return {
+            "code": self.code,
+            "name": self.name,
+            "severity": self.severity.value,
+            "message": self.message,
+            "file": self.location.file,
+            "line": self.location.line,
+            "key": self.location.key,
+            "why": self.why,
+            "fix": None if fix is None else {
+                "action": fix.action, "key": fix.key, "value": fix.value, "new_key": fix.new_key,
+            },
+            "references": list(self.references),
+            "evidence": dict(self.evidence),
+            "confidence": self.confidence,
+        }

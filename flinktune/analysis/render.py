@@ -35,22 +35,9 @@ def _num(x: float | None, digits: int = 3) -> str:
 
 
 def finding_to_dict(finding: Finding) -> dict[str, Any]:
-    fix = finding.fix
-    return {
-        "code": finding.code,
-        "name": finding.name,
-        "severity": finding.severity.value,
-        "message": finding.message,
-        "file": finding.location.file,
-        "vertex": finding.location.key,
-        "why": finding.why,
-        "fix": None
-        if fix is None
-        else {"action": fix.action, "key": fix.key, "value": fix.value, "new_key": fix.new_key},
-        "references": list(finding.references),
-        "evidence": dict(finding.evidence),
-        "confidence": finding.confidence,
-    }
+    # An analysis finding is about a vertex, not a config line: its key is the vertex.
+    return {("vertex" if name == "key" else name): value
+            for name, value in finding.as_dict().items() if name != "line"}
 
 
 def job_to_dict(job: JobDiagnosis) -> dict[str, Any]:

@@ -12,23 +12,7 @@ JSON_SCHEMA_VERSION = 1
 
 
 def finding_to_dict(finding: Finding) -> dict[str, Any]:
-    fix = finding.fix
-    return {
-        "code": finding.code,
-        "name": finding.name,
-        "severity": finding.severity.value,
-        "message": finding.message,
-        "file": finding.location.file,
-        "line": finding.location.line,
-        "key": finding.location.key,
-        "why": finding.why,
-        "fix": None if fix is None else {
-            "action": fix.action, "key": fix.key, "value": fix.value, "new_key": fix.new_key,
-        },
-        "references": list(finding.references),
-        "evidence": {k: v for k, v in finding.evidence},
-        "confidence": finding.confidence,
-    }
+    return finding.as_dict()
 
 
 def render_json(result: LintResult, *, tool_version: str = "") -> str:
