@@ -10,7 +10,7 @@ Both sides run as separate processes, start-up included:
   rates with resets and per-series summary in SQL, then the same pure-Python diagnosis; both must name
   the same origin and cause.
 
-Usage: python benchmarks/bench_analyze.py [--rows 1e6,1e7,5e7] [--repeat 3]
+Usage: python benchmarks/bench_analyze.py [--rows 1e6,1e7,5e7] [--repeat 3] [--work DIR]
                                           [--out benchmarks/results/analyze.md]
 """
 
@@ -225,18 +225,45 @@ def duckdb_analysis(folder: Path) -> dict[str, object]:
     return {"origins": [[o.name, o.cause] for o in diag.origins], "series": len(rows)}
 
 
-def _time(cmd: list[str]) -> tuple[float, str]:
+def _time(cmd: list[str], extra_env: dict[str, str] | None = None) -> tuple[float, str]:
     t = time.perf_counter()
-    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=REPO, env={**os.environ, "NO_COLOR": "1"})
+    env = {**os.environ, "NO_COLOR": "1", **(extra_env or {})}
+    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=REPO, env=env)
     elapsed = time.perf_counter() - t
     if proc.returncode not in (0, 1):
         raise SystemExit(f"{' '.join(cmd)} failed ({proc.returncode}): {proc.stderr[-2000:]}")
     return elapsed, proc.stdout
 
 
+def _analyze_cmd(folder: Path) -> list[str]:
+    return [sys.executable, "-m", "flinktune", "analyze", str(folder), "--format", "json", "--no-progress"]
+
+
+def warm_class_cache(folder: Path, cache: Path, timeout_s: float = 300) -> bool:
+    """One analysis records the driver's class list; its detached builder then writes the
+    class-data archive (flinktune/analysis/class_cache.py). Wait for it, as a second run would."""
+    os.environ["FLINKTUNE_CACHE_DIR"] = str(cache)
+    if list(cache.glob("spark-*.jsa")):
+        return True
+    _time(_analyze_cmd(folder))
+    end = time.monotonic() + timeout_s
+    while time.monotonic() < end:
+        if list(cache.glob("spark-*.jsa")) and not list(cache.glob("spark-*.lock")):
+            return True
+        time.sleep(2)
+    return False
+
+
 def run(rows_list: list[int], repeat: int, out_file: Path, work: Path) -> None:
     lines = []
     results = []
+    cache = work / "class-cache"
+    smallest = min(rows_list)
+    first = work / f"dump-{smallest:.0e}"
+    if not (first / "metrics.parquet").exists():
+        generate(smallest, first)
+    cached = warm_class_cache(first, cache)
+    print(f"class-data archive ready: {cached}", flush=True)
     for rows in rows_list:
         folder = work / f"dump-{rows:.0e}"
         if not (folder / "metrics.parquet").exists():
@@ -249,20 +276,11 @@ def run(rows_list: list[int], repeat: int, out_file: Path, work: Path) -> None:
         size_mb = (folder / "metrics.parquet").stat().st_size / 1e6
         spark_times, duck_times, loads = [], [], []
         spark_origin = duck_origin = None
-        for _ in range(repeat if rows < 5e7 else 1):
+        # Without the class-data archive: what the very first run on a machine costs.
+        uncached, _ = _time(_analyze_cmd(folder), {"FLINKTUNE_CLASS_CACHE": "0"})
+        for _ in range(repeat):
             loads.append(os.getloadavg()[0])
-            t, text = _time(
-                [
-                    sys.executable,
-                    "-m",
-                    "flinktune",
-                    "analyze",
-                    str(folder),
-                    "--format",
-                    "json",
-                    "--no-progress",
-                ]
-            )
+            t, text = _time(_analyze_cmd(folder))
             spark_times.append(t)
             doc = json.loads(text)
             spark_origin = [[o["vertex"], o["cause"]] for o in doc["jobs"][0]["origins"]]
@@ -272,7 +290,20 @@ def run(rows_list: list[int], repeat: int, out_file: Path, work: Path) -> None:
             print(f"{rows:.0e}: spark {spark_times[-1]:.1f}s duckdb {duck_times[-1]:.1f}s", flush=True)
         same = spark_origin == duck_origin
         s, d = statistics.median(spark_times), statistics.median(duck_times)
-        results.append((actual, size_mb, s, d, same, spark_origin, len(spark_times), statistics.mean(loads)))
+        results.append(
+            (
+                actual,
+                size_mb,
+                s,
+                d,
+                same,
+                spark_origin,
+                spark_times,
+                statistics.mean(loads),
+                uncached,
+                duck_times,
+            )
+        )
     load = os.getloadavg()
     lines.append("# `flinktune analyze` vs the same analysis in DuckDB")
     lines.append("")
@@ -280,18 +311,23 @@ def run(rows_list: list[int], repeat: int, out_file: Path, work: Path) -> None:
         f"Run {time.strftime('%Y-%m-%d %H:%M', time.gmtime())} UTC. "
         f"Machine: {os.cpu_count()} cores, load average at the end {load[0]:.1f} / {load[1]:.1f} / "
         f"{load[2]:.1f} (1/5/15 min; the machine is shared, so absolute times are noisy). "
-        "Whole processes, start-up included, median of the runs shown. Generated slow-sink dumps "
-        "(2000 series, zstd parquet) by `benchmarks/bench_analyze.py`."
+        "Whole processes, start-up included, median of the runs shown (flinktune and DuckDB "
+        "alternate, so both see the same machine). Generated slow-sink dumps (2000 series, zstd "
+        "parquet) by `benchmarks/bench_analyze.py`. flinktune runs with its class-data archive in "
+        "place (built once, after the first run on a machine: docs/analysis.md); the 'no archive' "
+        "column is one run with `FLINKTUNE_CLASS_CACHE=0`, i.e. a machine's first run."
     )
     lines.append("")
     lines.append(
-        "| rows | parquet MB | runs | load avg | flinktune (Spark) s | DuckDB s | ratio | same origin+cause |"
+        "| rows | parquet MB | runs | load avg | flinktune (Spark) s | runs s | DuckDB s | ratio "
+        "| no archive s | same origin+cause |"
     )
-    lines.append("|---:|---:|---:|---:|---:|---:|---:|---|")
-    for actual, size_mb, s, d, same, origin, runs, load1 in results:
+    lines.append("|---:|---:|---:|---:|---:|---|---:|---:|---:|---|")
+    for actual, size_mb, s, d, same, origin, times, load1, uncached, dtimes in results:
         lines.append(
-            f"| {actual:,} | {size_mb:.0f} | {runs} | {load1:.1f} | {s:.1f} | {d:.1f} | {s / d:.1f}x | "
-            f"{'yes' if same else 'NO'} {origin} |"
+            f"| {actual:,} | {size_mb:.0f} | {len(times)} | {load1:.1f} | {s:.1f} | "
+            f"{', '.join(f'{x:.1f}' for x in times)} | {d:.1f} ({', '.join(f'{x:.1f}' for x in dtimes)}) | "
+            f"{s / d:.1f}x | {uncached:.1f} | {'yes' if same else 'NO'} {origin} |"
         )
     lines.append("")
     if len(results) >= 2:

@@ -1,9 +1,9 @@
 """The one pass over the data: every aggregate at once, in long form, per time slot.
 
-1. ``slot_stats``: one groupBy over the canonical rows -> per (job, vertex, subtask, metric,
-   rank, slot): count, sum, max, first/last value and time. This is the only step that
-   touches all raw rows; ``descriptors`` reads the names (job, task, TaskManager) from the
-   end of the window only.
+1. ``slot_stats``: one groupBy over the canonical rows -> per (job, vertex, subtask, metric
+   key, slot): count, sum, max, first/last value and time. This is the only step that
+   touches all raw rows, and every key in it is fixed-width (hashes and ints); ``descriptors``
+   reads the names (job, task, TaskManager) from the end of the window only.
 2. ``series_stats``: over the (small) slot table: drop the warm-up, turn counters into rates
    with counter resets handled, and summarise each series.
    The per-slot means of the back-pressure and busy metrics ride along as a short list, so the
@@ -16,11 +16,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from flinktune.analysis import names
+from flinktune.analysis import load, names
 
 if TYPE_CHECKING:
-    from pyspark.sql import Column, DataFrame
+    from pyspark.sql import DataFrame
 
+# A series is one metric of one subtask; ``mkey`` = metric index * RANK_SPAN + rank (load.metric_key).
+SLOT_KEYS = ("job_hash", "vertex_hash", "subtask_index", "mkey")
 SERIES_KEYS = ("job_hash", "vertex_hash", "subtask_index", "metric", "rank")
 CARRIED = ("job_id", "job_name", "vertex_id", "task_name", "tm_id")
 STRIP_METRICS = (
@@ -37,62 +39,81 @@ def slot_stats(df: DataFrame, origin_ms: int, slot_ms: int) -> DataFrame:
     # busyTimeMsPerSecond is NaN for some sources (e.g. SQL datagen): NaN is "not measured", not a
     # value, so it is dropped from every aggregate instead of poisoning the averages.
     v = F.when(~F.isnan("value"), F.col("value"))
-    job_key = F.coalesce(F.col("job_id"), F.col("job_name"), F.lit(""))
-    vertex_key = F.coalesce(F.col("vertex_id"), F.col("task_name"))
     keyed = df.select(
-        *_hash_keys(job_key, vertex_key),
+        "job_hash",
+        "vertex_hash",
         F.coalesce(F.col("subtask_index"), F.lit(0)).alias("subtask_index"),
-        "metric",
-        "rank",
+        "mkey",
         "ts",
         v.alias("v"),
-        F.floor((F.col("ts") - F.lit(origin_ms)) / F.lit(slot_ms)).cast("int").alias("slot"),
-    ).where(vertex_key.isNotNull())
-    # Job and vertex enter the aggregation as 64-bit hashes, not strings: string keys made this
-    # pass several times more expensive (measured, benchmarks/results/analyze.md). The strings
-    # come back through descriptors(), keyed by the same hashes.
-    return keyed.groupBy(*SERIES_KEYS, "slot").agg(
-        F.count("v").alias("n"),
-        F.sum("v").alias("s"),
-        F.max("v").alias("mx"),
-        F.min("ts").alias("t0"),
-        F.max("ts").alias("t1"),
-        F.min_by("v", "ts").alias("v0"),
-        F.max_by("v", "ts").alias("v1"),
+        # Integer division: floor for ts >= origin, and rows before the origin are filtered out
+        # by the bounds; no double arithmetic per row.
+        F.expr(f"CAST((ts - {int(origin_ms)}) DIV {int(slot_ms)} AS INT)").alias("slot"),
+    ).where(load.vertex_key().isNotNull())
+    # Job and vertex enter the aggregation as 64-bit hashes and the metric as an int, not
+    # strings: text keys made this pass several times more expensive (measured,
+    # benchmarks/results/analyze.md). The strings come back through descriptors(), keyed by
+    # the same hashes, and through the metric index.
+    # Rows of metrics the analysis does not read may come with a null key (load_canonical's
+    # keep_unread): dropped here, after aggregating, so no row pays for a second name look-up.
+    # The test names an aggregate (n is never negative) so that Spark cannot push it below the
+    # aggregation as a filter on a grouping key, which would hash every name a second time.
+    return (
+        keyed.groupBy(*SLOT_KEYS, "slot")
+        .agg(
+            F.count("v").alias("n"),
+            F.sum("v").alias("s"),
+            F.max("v").alias("mx"),
+            F.min("ts").alias("t0"),
+            F.max("ts").alias("t1"),
+            F.min_by("v", "ts").alias("v0"),
+            F.max_by("v", "ts").alias("v1"),
+        )
+        .where(F.col("mkey").isNotNull() | (F.col("n") < 0))
     )
-
-
-def _hash_keys(job_key: Column, vertex_key: Column) -> list[Column]:
-    from pyspark.sql import functions as F
-
-    return [F.xxhash64(job_key).alias("job_hash"), F.xxhash64(job_key, vertex_key).alias("vertex_hash")]
 
 
 def descriptors(df: DataFrame, since_ms: int | None) -> DataFrame:
-    """Job id and name, vertex id, task name and TaskManager of each subtask, from the samples at
-    or after ``since_ms`` (the end of the window: the current TaskManager after a restart; on a
-    time-sorted parquet dump the filter skips most row groups)."""
+    """The distinct names (job id and name, vertex id, task name, TaskManager) of each subtask,
+    from the samples at or after ``since_ms`` (the end of the window: the current TaskManager
+    after a restart; on a time-sorted parquet dump the filter skips most row groups). Grouped by
+    every column, without aggregates: Spark hashes text keys but sorts for text aggregates
+    (measured: a max() per column cost ~10 CPU-s at 5e7 rows). ``pick_descriptors`` reduces the
+    few rows per subtask in Python."""
     from pyspark.sql import functions as F
 
     rows = df if since_ms is None else df.where(F.col("ts") >= F.lit(since_ms))
-    job_key = F.coalesce(F.col("job_id"), F.col("job_name"), F.lit(""))
-    vertex_key = F.coalesce(F.col("vertex_id"), F.col("task_name"))
-    return (
-        rows.select(
-            *_hash_keys(job_key, vertex_key),
-            job_key.alias("job_key"),
-            vertex_key.alias("vertex_key"),
-            F.coalesce(F.col("subtask_index"), F.lit(0)).alias("subtask_index"),
-            *CARRIED,
-        )
-        .where(F.col("vertex_key").isNotNull())
-        .groupBy("job_hash", "vertex_hash", "subtask_index")
-        .agg(
-            F.max("job_key").alias("job_key"),
-            F.max("vertex_key").alias("vertex_key"),
-            *[F.max(c).alias(c) for c in CARRIED],
-        )
+    # Distinct names first, hashes after: only the few distinct rows are hashed.
+    names_only = rows.select(
+        "job_id",
+        "job_name",
+        "vertex_id",
+        "task_name",
+        F.coalesce(F.col("subtask_index"), F.lit(0)).alias("subtask_index"),
+        "tm_id",
+    ).where(load.vertex_key().isNotNull())
+    return names_only.distinct().select(
+        *load.series_hashes(load.job_key(), load.vertex_key()),
+        load.job_key().alias("job_key"),
+        load.vertex_key().alias("vertex_key"),
+        "subtask_index",
+        *CARRIED,
     )
+
+
+def pick_descriptors(rows: list[dict[str, object]]) -> dict[tuple[object, object, object], dict[str, object]]:
+    """Per (job_hash, vertex_hash, subtask_index): the greatest non-null value of each name
+    column among its distinct rows (one row unless a name changed within the window, e.g. the
+    TaskManager after a restart)."""
+    out: dict[tuple[object, object, object], dict[str, object]] = {}
+    for r in rows:
+        key = (r["job_hash"], r["vertex_hash"], r["subtask_index"])
+        cur = out.setdefault(key, {"job_hash": key[0], "vertex_hash": key[1], "subtask_index": key[2]})
+        for c in ("job_key", "vertex_key", *CARRIED):
+            v = r.get(c)
+            if v is not None and (cur.get(c) is None or str(v) > str(cur[c])):
+                cur[c] = v
+    return out
 
 
 def trim_warmup(slots: DataFrame, warmup_fraction: float, warmup_ms: int | None) -> DataFrame:
@@ -118,6 +139,9 @@ def series_stats(slots: DataFrame) -> DataFrame:
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
+    # The metric and its rank come back from the int key (small table: one row per series and slot).
+    metric, rank = load.metric_of_key(F.col("mkey"))
+    slots = slots.select("*", metric.alias("metric"), rank.alias("rank")).drop("mkey")
     # t0 breaks ties: a restart onto another TaskManager gives two rows in one slot (tm_id differs).
     w = Window.partitionBy(*SERIES_KEYS).orderBy("slot", "t0")
     prev_last = F.lag("v1").over(w)

@@ -120,7 +120,7 @@ def run_analysis(
     from pyspark.sql import functions as F
 
     say("reading " + ", ".join(f"{len(i.paths)} {i.fmt}" for i in inputs))
-    canon = load.load_canonical(spark, inputs, filters)
+    canon = load.load_canonical(spark, inputs, filters, keep_unread=True)
     try:
         lo, hi = _bounds(spark, canon, inputs)
         if options.since_ms is not None:
@@ -132,20 +132,23 @@ def run_analysis(
         slots = aggregate.slot_stats(canon, lo, slot_ms)
         slots = aggregate.trim_warmup(slots, warm_frac, warm_ms)
         # One Spark job: scan, slot aggregation, warm-up trim, per-series summary; the names of
-        # each subtask (job, vertex, task, TaskManager) come from the last tenth of the window in
-        # a second branch of the same job, keyed by the same hashes.
+        # each subtask (job, vertex, task, TaskManager) come from the last two time slots in a
+        # second branch of the same job, keyed by the same hashes (a subtask silent there is
+        # looked up in the whole dump below). Its tasks queue behind the scan's on a small
+        # machine, so it reads as little as it can.
         series_df = aggregate.series_stats(slots).withColumn("kind", F.lit("series"))
-        desc_since = hi - max(slot_ms, (hi - lo) // 10)
+        desc_since = hi - 2 * slot_ms
         desc_df = aggregate.descriptors(canon, desc_since).withColumn("kind", F.lit("desc"))
         rows = [
             r.asDict(recursive=True)
             for r in series_df.unionByName(desc_df, allowMissingColumns=True).collect()
         ]
         series_rows = [r for r in rows if r["kind"] == "series"]
-        desc = {_dkey(r): r for r in rows if r["kind"] == "desc"}
+        desc = aggregate.pick_descriptors([r for r in rows if r["kind"] == "desc"])
         if any(_dkey(r) not in desc for r in series_rows):
             # A subtask silent at the end of the window (finished, failed): look at all of it.
-            desc = {_dkey(r): r.asDict() for r in aggregate.descriptors(canon, None).collect()}
+            everything = aggregate.descriptors(canon, None).collect()
+            desc = aggregate.pick_descriptors([r.asDict() for r in everything])
         for r in series_rows:
             d = desc.get(_dkey(r), {})
             for c in ("job_key", "vertex_key", *aggregate.CARRIED):
@@ -300,15 +303,19 @@ def analyze(
     session: SparkSession | None = None,
 ) -> AnalysisResult:
     """Start (or reuse) a session and run the analysis."""
-    from flinktune.analysis.session import build_session
+    from flinktune.analysis.session import after_run, build_session
 
     say = progress or (lambda _msg: None)
-    if session is None:
-        # Check the inputs and the plan before paying for a JVM.
-        inputs = load.resolve_inputs(list(options.inputs))
-        if options.plan_path:
-            load_plan(options.plan_path)
-        parse_warmup(options.warmup)
-        say(f"starting Spark ({master})")
-        session = build_session(master, conf, input_bytes=load.local_input_bytes(inputs))
-    return run_analysis(session, options, progress)
+    if session is not None:
+        return run_analysis(session, options, progress)
+    # Check the inputs and the plan before paying for a JVM.
+    inputs = load.resolve_inputs(list(options.inputs))
+    if options.plan_path:
+        load_plan(options.plan_path)
+    parse_warmup(options.warmup)
+    say(f"starting Spark ({master})")
+    session = build_session(master, conf, input_bytes=load.local_input_bytes(inputs))
+    try:
+        return run_analysis(session, options, progress)
+    finally:
+        after_run(session)

@@ -81,6 +81,9 @@ GROUP_RANK: Final[dict[str, int]] = {
     "": 1,
     "buffers.": 2,
 }
+# Ranks are below this; the aggregation keys a series by metric index * RANK_SPAN + rank.
+RANK_SPAN: Final[int] = 8
+assert max(GROUP_RANK.values()) < RANK_SPAN
 # REST name of the back-pressure endpoint's ratio as written by collectors (``bp.ratio``).
 ALIASES: Final[dict[str, str]] = {"bp.ratio": "backPressureRatio"}
 

@@ -36,8 +36,11 @@ def _num(x: float | None, digits: int = 3) -> str:
 
 def finding_to_dict(finding: Finding) -> dict[str, Any]:
     # An analysis finding is about a vertex, not a config line: its key is the vertex.
-    return {("vertex" if name == "key" else name): value
-            for name, value in finding.as_dict().items() if name != "line"}
+    return {
+        ("vertex" if name == "key" else name): value
+        for name, value in finding.as_dict().items()
+        if name != "line"
+    }
 
 
 def job_to_dict(job: JobDiagnosis) -> dict[str, Any]:

@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from flinktune.analysis import aggregate
+from flinktune.analysis import aggregate, load
 
 pytestmark = pytest.mark.spark
 
@@ -18,7 +18,7 @@ SCHEMA = (
 
 def frame(spark, rows):  # type: ignore[no-untyped-def]
     full = [(ts, "j", "job", "v", "T", sub, "tm", metric, 1, float(value)) for ts, sub, metric, value in rows]
-    return spark.createDataFrame(full, SCHEMA)
+    return load.with_keys(spark.createDataFrame(full, SCHEMA))
 
 
 def series(spark, rows, slots: int = 10, warmup: float = 0.0):  # type: ignore[no-untyped-def]
