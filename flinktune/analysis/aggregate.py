@@ -108,7 +108,11 @@ def pick_descriptors(rows: list[dict[str, object]]) -> dict[tuple[object, object
     out: dict[tuple[object, object, object], dict[str, object]] = {}
     for r in rows:
         key = (r["job_hash"], r["vertex_hash"], r["subtask_index"])
-        cur = out.setdefault(key, {"job_hash": key[0], "vertex_hash": key[1], "subtask_index": key[2]})
+        cur = out.setdefault(
+            key,
+            {"job_hash": key[0], "vertex_hash": key[1], "subtask_index": key[2]}
+            | dict.fromkeys(("job_key", "vertex_key", *CARRIED)),
+        )
         for c in ("job_key", "vertex_key", *CARRIED):
             v = r.get(c)
             if v is not None and (cur.get(c) is None or str(v) > str(cur[c])):

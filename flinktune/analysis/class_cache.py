@@ -264,8 +264,8 @@ def build(cache: ClassCache, class_list: Path, java: str, classpath: str, args: 
         return False
     finally:
         tmp.unlink(missing_ok=True)
-    for old in cache.directory.glob("spark-*.jsa"):
-        if old != cache.archive:
+    for old in [*cache.directory.glob("spark-*.jsa"), *cache.directory.glob("spark-*.args")]:
+        if not old.name.startswith(f"spark-{cache.key}."):
             old.unlink(missing_ok=True)
     return True
 
@@ -289,12 +289,16 @@ def _builder_main(directory: str, key: str, jvm_pid: str, parent_pid: str) -> in
         if not part.is_file():
             return 1
         os.replace(part, cache.class_list)
-        return 0 if build(cache, cache.class_list, java, classpath, args) else 1
+        built = build(cache, cache.class_list, java, classpath, args)
     except (OSError, ValueError, IndexError):
-        return 1
+        built = False
     finally:
-        for leftover in (cache.class_list, cache.directory / f"spark-{key}.args", cache.lock):
-            leftover.unlink(missing_ok=True)
+        cache.class_list.unlink(missing_ok=True)
+    # The .args file stays beside a built archive: it names the class path the archive is for.
+    if not built:
+        (cache.directory / f"spark-{key}.args").unlink(missing_ok=True)
+    cache.lock.unlink(missing_ok=True)
+    return 0 if built else 1
 
 
 if __name__ == "__main__":  # the detached builder started by start_build()

@@ -28,6 +28,9 @@ if TYPE_CHECKING:
 Progress = Callable[[str], None]
 
 DEFAULT_SLOTS = 40
+# Slot tables up to this many rows (bounded from the parquet footers before the run) are
+# summarised in numpy on the driver (series_local.py) instead of in four more Spark stages.
+LOCAL_FINISH_MAX_ROWS = 1_000_000
 
 
 @dataclass(frozen=True)
@@ -106,8 +109,54 @@ def _strip(values: dict[int, float], nslots: int, scale: float) -> str:
     return "".join(out)
 
 
+def _slot_rows_bound(
+    inputs: Sequence[load.InputSet], prescanned: dict[load.InputSet, load.DumpNames | None], slots: int
+) -> int | None:
+    """Most rows the slot table can have, from the footers of a single local parquet input."""
+    if len(inputs) != 1:
+        return None
+    known = prescanned.get(inputs[0])
+    if known is None or known.series_bound is None:
+        return None
+    return known.series_bound * (slots + 1)
+
+
+def prescan_inputs(inputs: Sequence[load.InputSet]) -> dict[load.InputSet, load.DumpNames | None]:
+    """load.prescan for every parquet input (pure pyarrow: runs while the JVM starts). A file it
+    cannot read is left to the Spark path, which reports it in one line."""
+    out: dict[load.InputSet, load.DumpNames | None] = {}
+    for inp in inputs:
+        try:
+            out[inp] = load.prescan(inp)
+        except Exception:  # corrupt or odd files: no fast path, Spark's reader says what is wrong
+            out[inp] = None
+    return out
+
+
+def _collect_local(slots_df, desc_df, warm_frac: float, warm_ms: int | None):  # type: ignore[no-untyped-def]
+    """One Spark action: the slot table and the descriptors as Arrow; the series summary in numpy."""
+    import pyarrow.compute as pc
+    from pyspark.sql import functions as F
+
+    from flinktune.analysis import series_local
+
+    table = (
+        slots_df.withColumn("kind", F.lit("slot")).unionByName(desc_df, allowMissingColumns=True).toArrow()
+    )
+    is_slot = pc.equal(table["kind"], "slot")
+    slot_t = table.filter(is_slot)
+    columns = {c: slot_t[c].to_numpy(zero_copy_only=False) for c in series_local.SLOT_COLUMNS}
+    rows = series_local.series_rows(columns, warm_frac, warm_ms)
+    desc_t = table.filter(pc.invert(is_slot))
+    desc_cols = ["job_hash", "vertex_hash", "subtask_index", "job_key", "vertex_key", *aggregate.CARRIED]
+    return rows, desc_t.select(desc_cols).to_pylist()
+
+
 def run_analysis(
-    spark: SparkSession, options: AnalysisOptions, progress: Progress | None = None
+    spark: SparkSession,
+    options: AnalysisOptions,
+    progress: Progress | None = None,
+    prescanned: dict[load.InputSet, load.DumpNames | None] | None = None,
 ) -> AnalysisResult:
     say = progress or (lambda _msg: None)
     inputs = load.resolve_inputs(list(options.inputs))
@@ -120,7 +169,9 @@ def run_analysis(
     from pyspark.sql import functions as F
 
     say("reading " + ", ".join(f"{len(i.paths)} {i.fmt}" for i in inputs))
-    canon = load.load_canonical(spark, inputs, filters, keep_unread=True)
+    if prescanned is None:
+        prescanned = prescan_inputs(inputs)
+    canon = load.load_canonical(spark, inputs, filters, keep_unread=True, prescanned=prescanned)
     try:
         lo, hi = _bounds(spark, canon, inputs)
         if options.since_ms is not None:
@@ -130,21 +181,26 @@ def run_analysis(
         slot_ms = max(1, math.ceil((hi - lo + 1) / max(1, options.slots)))
         say("aggregating in one pass")
         slots = aggregate.slot_stats(canon, lo, slot_ms)
-        slots = aggregate.trim_warmup(slots, warm_frac, warm_ms)
-        # One Spark job: scan, slot aggregation, warm-up trim, per-series summary; the names of
-        # each subtask (job, vertex, task, TaskManager) come from the last two time slots in a
-        # second branch of the same job, keyed by the same hashes (a subtask silent there is
-        # looked up in the whole dump below). Its tasks queue behind the scan's on a small
-        # machine, so it reads as little as it can.
-        series_df = aggregate.series_stats(slots).withColumn("kind", F.lit("series"))
+        # The names of each subtask (job, vertex, task, TaskManager) come from the last two time
+        # slots in a second branch of the same job, keyed by the same hashes (a subtask silent
+        # there is looked up in the whole dump below). Its tasks queue behind the scan's on a
+        # small machine, so it reads as little as it can.
         desc_since = hi - 2 * slot_ms
         desc_df = aggregate.descriptors(canon, desc_since).withColumn("kind", F.lit("desc"))
-        rows = [
-            r.asDict(recursive=True)
-            for r in series_df.unionByName(desc_df, allowMissingColumns=True).collect()
-        ]
-        series_rows = [r for r in rows if r["kind"] == "series"]
-        desc = aggregate.pick_descriptors([r for r in rows if r["kind"] == "desc"])
+        bound = _slot_rows_bound(inputs, prescanned, options.slots)
+        if bound is not None and bound <= LOCAL_FINISH_MAX_ROWS:
+            series_rows, desc_rows = _collect_local(slots, desc_df, warm_frac, warm_ms)
+        else:
+            # One Spark job: scan, slot aggregation, warm-up trim, per-series summary, names.
+            trimmed = aggregate.trim_warmup(slots, warm_frac, warm_ms)
+            series_df = aggregate.series_stats(trimmed).withColumn("kind", F.lit("series"))
+            rows = [
+                r.asDict(recursive=True)
+                for r in series_df.unionByName(desc_df, allowMissingColumns=True).collect()
+            ]
+            series_rows = [r for r in rows if r["kind"] == "series"]
+            desc_rows = [r for r in rows if r["kind"] == "desc"]
+        desc = aggregate.pick_descriptors(desc_rows)
         if any(_dkey(r) not in desc for r in series_rows):
             # A subtask silent at the end of the window (finished, failed): look at all of it.
             everything = aggregate.descriptors(canon, None).collect()
@@ -314,8 +370,14 @@ def analyze(
         load_plan(options.plan_path)
     parse_warmup(options.warmup)
     say(f"starting Spark ({master})")
-    session = build_session(master, conf, input_bytes=load.local_input_bytes(inputs))
+    from concurrent.futures import ThreadPoolExecutor
+
+    # The footers and dictionaries are read (pyarrow) while the JVM starts.
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        pending = pool.submit(prescan_inputs, inputs)
+        session = build_session(master, conf, input_bytes=load.local_input_bytes(inputs))
+        prescanned = pending.result()
     try:
-        return run_analysis(session, options, progress)
+        return run_analysis(session, options, progress, prescanned)
     finally:
         after_run(session)

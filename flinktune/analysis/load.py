@@ -19,7 +19,7 @@ import gzip
 import json
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -652,13 +652,18 @@ def apply_filters(df: DataFrame, filters: Filters) -> DataFrame:
 
 
 def load_canonical(
-    spark: SparkSession, inputs: Sequence[InputSet], filters: Filters, keep_unread: bool = False
+    spark: SparkSession,
+    inputs: Sequence[InputSet],
+    filters: Filters,
+    keep_unread: bool = False,
+    prescanned: Mapping[InputSet, DumpNames | None] | None = None,
 ) -> DataFrame:
     """All inputs as one canonical DataFrame (lazy: nothing runs yet): the canonical columns plus
     the aggregation keys ``mkey``, ``job_hash`` and ``vertex_hash``. Time filters are applied
     to the raw ``ts`` column when it is already epoch ms, so parquet pushes them down.
     ``keep_unread``: rows of metrics the analysis does not read may stay, with null ``metric``,
-    ``rank`` and ``mkey`` (cheaper for a caller that aggregates and drops them afterwards)."""
+    ``rank`` and ``mkey`` (cheaper for a caller that aggregates and drops them afterwards).
+    ``prescanned``: prescan() results computed earlier (e.g. while the JVM started)."""
     from pyspark.sql import functions as F
 
     frames = read_raw(spark, inputs)
@@ -685,7 +690,7 @@ def load_canonical(
             raw = raw.where(named | unset)  # type: ignore[operator]
         if raw.columns:
             _check_types(raw, inp.paths[0])
-        fast = _plain_parquet_names(inp, raw) if inp.fmt == "parquet" else None
+        fast = _plain_parquet_names(inp, raw, prescanned) if inp.fmt == "parquet" else None
         if fast is not None:
             canon = apply_filters(_canonical_by_hash(raw, fast, keep_unread), filters)
         else:
@@ -746,14 +751,16 @@ def python_name(name: str) -> tuple[str, int] | None:
 @dataclass(frozen=True)
 class DumpNames:
     """What the parquet footers and dictionaries of a long-form dump tell before Spark reads it:
-    the distinct metric names the analysis reads, mapped to (canonical metric, rank), and the job
-    key when every row has the same one (None when it varies or cannot be told)."""
+    the distinct metric names the analysis reads, mapped to (canonical metric, rank); the job key
+    when every row has the same one (None when it varies); and an upper bound on the number of
+    series (jobs x vertices x subtasks x metrics; None when the footers cannot tell)."""
 
     metrics: dict[str, tuple[str, int]]
     job_key: str | None
+    series_bound: int | None = None
 
 
-def _distinct_in_chunks(column) -> set[str] | None:  # type: ignore[no-untyped-def]
+def _distinct_in_chunks(column) -> set[str]:  # type: ignore[no-untyped-def]
     out: set[str] = set()
     for chunk in column.chunks:
         values = chunk.dictionary if hasattr(chunk, "dictionary") else chunk.unique()
@@ -761,13 +768,24 @@ def _distinct_in_chunks(column) -> set[str] | None:  # type: ignore[no-untyped-d
     return out
 
 
-def _plain_parquet_names(inp: InputSet, raw: DataFrame) -> DumpNames | None:
-    """For a local long-form parquet dump with the canonical columns: the distinct metric names
-    (read from the files' dictionaries by pyarrow, no Spark pass) mapped to canonical names, and
-    whether the dump holds one job. None when a name carries scope or labels (full identifiers,
-    ``name{...}``): those need the row-by-row normalisation."""
-    import pyarrow.parquet as pq
+def parquet_types(paths: Sequence[str]) -> dict[str, str] | None:
+    """Column -> Spark type name of local parquet files, from their footers (None: see
+    parquet_schema_ddl)."""
+    ddl = parquet_schema_ddl(paths)
+    if ddl is None:
+        return None
+    out = {}
+    for part in ddl.split(", "):
+        name, _, typ = part.rpartition(" ")
+        out[name.strip("`")] = typ
+    return out
 
+
+def _plain_parquet_names(
+    inp: InputSet, raw: DataFrame, known: Mapping[InputSet, DumpNames | None] | None = None
+) -> DumpNames | None:
+    """The fast-path facts of ``inp`` (see prescan; ``known`` holds ones computed earlier), or
+    None when Spark's view of the columns does not allow the fast path."""
     types = dict(raw.dtypes)
     if (
         any(c not in types for c in ("ts", "metric", "value"))
@@ -777,6 +795,26 @@ def _plain_parquet_names(inp: InputSet, raw: DataFrame) -> DumpNames | None:
         return None
     if not ({"vertex_id", "task_name"} & set(types)) or types.get("ts") not in ("bigint", "int"):
         return None
+    if known is not None and inp in known:
+        return known[inp]
+    return prescan(inp)
+
+
+def prescan(inp: InputSet) -> DumpNames | None:
+    """For a local long-form parquet dump with the canonical columns: the distinct metric names
+    (read from the files' dictionaries by pyarrow, no Spark pass) mapped to canonical names,
+    whether the dump holds one job, and a bound on its series. None when a name carries scope or
+    labels (full identifiers, ``name{...}``): those need the row-by-row normalisation. Pure
+    pyarrow, so it can run while the JVM starts."""
+    import pyarrow.parquet as pq
+
+    if inp.fmt != "parquet":
+        return None
+    types = parquet_types(inp.paths)
+    if types is None or types.get("metric") != "string" or types.get("ts") not in ("bigint", "int"):
+        return None
+    if types.get("value") in (None, "string") or not ({"vertex_id", "task_name"} & set(types)):
+        return None
     files = _parquet_files(inp.paths)
     partitioned = any(
         os.path.isdir(p) and any("=" in d.name for d in Path(p).rglob("*") if d.is_dir()) for p in inp.paths
@@ -784,25 +822,31 @@ def _plain_parquet_names(inp: InputSet, raw: DataFrame) -> DumpNames | None:
     if not files or partitioned:
         return None
     job_cols = [c for c in ("job_id", "job_name") if types.get(c) == "string"]
+    vertex_cols = [c for c in ("vertex_id", "task_name") if types.get(c) == "string"]
     distinct: set[str] = set()
-    # Per job column: distinct non-null values and whether any row is null.
-    jobs: dict[str, tuple[set[str], bool]] = {c: (set(), False) for c in job_cols}
+    # Per job and vertex column: distinct non-null values and whether any row is null.
+    seen: dict[str, tuple[set[str], bool]] = {c: (set(), False) for c in (*job_cols, *vertex_cols)}
+    max_subtask: int | None = 0
     for f in files:
-        pf = pq.ParquetFile(f, read_dictionary=["metric", *job_cols])
+        pf = pq.ParquetFile(f, read_dictionary=["metric", *seen])
         present = set(pf.schema_arrow.names)
+        names_in_file = pf.schema_arrow.names
         for rg in range(pf.num_row_groups):
-            cols = ["metric", *[c for c in job_cols if c in present]]
+            cols = ["metric", *[c for c in seen if c in present]]
             table = pf.read_row_group(rg, columns=cols)
-            distinct |= _distinct_in_chunks(table.column("metric")) or set()
+            distinct |= _distinct_in_chunks(table.column("metric"))
             if len(distinct) > 5000:
                 return None
-            for c in job_cols:
-                seen, has_null = jobs[c]
+            for c in seen:
+                values, has_null = seen[c]
                 if c not in present:
-                    jobs[c] = (seen, True)
+                    seen[c] = (values, True)
                     continue
                 column = table.column(c)
-                jobs[c] = (seen | (_distinct_in_chunks(column) or set()), has_null or column.null_count > 0)
+                seen[c] = (values | _distinct_in_chunks(column), has_null or column.null_count > 0)
+            if "subtask_index" in present and max_subtask is not None:
+                st = pf.metadata.row_group(rg).column(names_in_file.index("subtask_index")).statistics
+                max_subtask = max(max_subtask, int(st.max)) if st is not None and st.has_min_max else None
     mapping: dict[str, tuple[str, int]] = {}
     for name in distinct:
         if "{" in name or ".taskmanager." in name:
@@ -810,7 +854,13 @@ def _plain_parquet_names(inp: InputSet, raw: DataFrame) -> DumpNames | None:
         hit = python_name(name)
         if hit is not None:
             mapping[name] = hit
-    return DumpNames(mapping, _constant_job_key(jobs))
+    job_key = _constant_job_key({c: seen[c] for c in job_cols})
+    bound = None
+    if max_subtask is not None:
+        jobs = 1 if job_key is not None else sum(len(seen[c][0]) for c in job_cols) + 1
+        vertices = max(1, sum(len(seen[c][0]) for c in vertex_cols))
+        bound = jobs * vertices * (max_subtask + 1) * max(1, len(set(mapping.values())))
+    return DumpNames(mapping, job_key, bound)
 
 
 def _constant_job_key(jobs: dict[str, tuple[set[str], bool]]) -> str | None:

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import os
 import sys
-import tempfile
 from pathlib import Path
 from typing import Annotated
 
@@ -49,23 +48,6 @@ def _parse_conf(pairs: list[str] | None) -> dict[str, str]:
             raise UsageError(f"--conf {pair}: expected key=value")
         out[key.strip()] = value.strip()
     return out
-
-
-def _write_atomic(path: Path, text: str) -> None:
-    """Write via a temporary file in the same folder and rename; keep the old file as .bak."""
-    from flinktune.errors import WriteError
-
-    target = path.resolve()
-    folder = target.parent
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=folder)
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        if target.exists():
-            os.replace(target, target.with_name(target.name + ".bak"))
-        os.replace(tmp, target)
-    except OSError as error:
-        raise WriteError(f"cannot write the report: {error.strerror or error}", file=str(path)) from None
 
 
 def analyze(
@@ -208,7 +190,9 @@ def analyze(
             color = out is None and sys.stdout.isatty() and "NO_COLOR" not in os.environ
             text = render_text(result, color=color)
         if out is not None:
-            _write_atomic(out, text)
+            from flinktune.config.writer import write_file_atomic
+
+            write_file_atomic(out, text.encode("utf-8"))
         else:
             typer.echo(text, nl=False)
         worst = [f for f in result.findings if f.severity.at_least(threshold)]

@@ -212,10 +212,10 @@ def _run(args: LintArgs, out: Callable[[str], None], err: Callable[[str], None])
              and stdout_is_terminal())
     text = render(fmt, result, fail_on=threshold, color=color, verbose=args.verbose, tool_version=__version__)
     if args.output is not None:
-        try:
-            args.output.write_text(text, encoding="utf-8")
-        except OSError as error:
-            raise _Stop(f"{args.output}: cannot write the report: {error.strerror or error}") from None
+        from flinktune.config.writer import write_file_atomic
+
+        # Atomic, with the previous report kept as .bak: a failed write never leaves half a file.
+        write_file_atomic(args.output, text.encode("utf-8"))
     else:
         out(text)
     for problem in result.problems:

@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from flinktune.analysis import aggregate, load
+from flinktune.analysis import aggregate, load, series_local
 
 pytestmark = pytest.mark.spark
 
@@ -22,12 +22,48 @@ def frame(spark, rows):  # type: ignore[no-untyped-def]
 
 
 def series(spark, rows, slots: int = 10, warmup: float = 0.0):  # type: ignore[no-untyped-def]
+    """Per-series stats from Spark (aggregate.series_stats), checked against the numpy twin
+    (series_local.series_rows, used for small slot tables) on the same slot table."""
     df = frame(spark, rows)
     lo = min(r[0] for r in rows)
     hi = max(r[0] for r in rows)
     slot_ms = max(1, math.ceil((hi - lo + 1) / slots))
-    out = aggregate.series_stats(aggregate.trim_warmup(aggregate.slot_stats(df, lo, slot_ms), warmup, None))
-    return {(r["subtask_index"], r["metric"]): r for r in out.collect()}
+    slot_df = aggregate.slot_stats(df, lo, slot_ms)
+    out = aggregate.series_stats(aggregate.trim_warmup(slot_df, warmup, None))
+    got = {(r["subtask_index"], r["metric"]): r.asDict(recursive=True) for r in out.collect()}
+    table = slot_df.toArrow()
+    local = series_local.series_rows(
+        {c: table[c].to_numpy(zero_copy_only=False) for c in series_local.SLOT_COLUMNS}, warmup, None
+    )
+    assert_same_series(got, {(r["subtask_index"], r["metric"]): r for r in local})
+    return got
+
+
+def assert_same_series(spark_rows, local_rows) -> None:  # type: ignore[no-untyped-def]
+    assert spark_rows.keys() == local_rows.keys()
+    for key, a in spark_rows.items():
+        b = local_rows[key]
+        for field in (
+            "n",
+            "mean",
+            "max",
+            "frac_lo",
+            "frac_hi",
+            "delta",
+            "t_first",
+            "t_last",
+            "slots",
+            "rate",
+            "rank",
+        ):
+            if a[field] is None or b[field] is None:
+                assert a[field] is None and b[field] is None, (key, field, a[field], b[field])
+            else:
+                assert b[field] == pytest.approx(a[field], rel=1e-12, abs=1e-12), (key, field)
+        strip_a = sorted((p["slot"], p["mean"]) for p in a["strip"])
+        strip_b = sorted((p["slot"], p["mean"]) for p in b["strip"])
+        assert [x for x, _ in strip_a] == [x for x, _ in strip_b], key
+        assert [m for _, m in strip_a] == pytest.approx([m for _, m in strip_b]), key
 
 
 def test_counter_rate_without_reset(spark) -> None:  # type: ignore[no-untyped-def]
@@ -81,3 +117,43 @@ def test_strip_rides_along_per_slot(spark) -> None:  # type: ignore[no-untyped-d
     got = series(spark, rows, slots=10)
     strip = sorted((p["slot"], p["mean"]) for p in got[(0, "backPressuredTimeMsPerSecond")]["strip"])
     assert [m for _, m in strip] == [0.0] * 5 + [900.0] * 5
+
+
+def test_numpy_twin_matches_spark_on_a_mixed_dump(spark) -> None:  # type: ignore[no-untyped-def]
+    # Two jobs with different spans (the warm-up cut is per job), counters with resets inside and
+    # across slots, NaN samples (also at a slot's first timestamp), gauges without thresholds,
+    # a restart that moves a subtask to another TaskManager mid-slot.
+    import random
+
+    rnd = random.Random(7)
+    rows = []
+    for job, span in (("j1", 120), ("j2", 80)):
+        for sub in range(3):
+            counter = 0.0
+            for t in range(span):
+                ts = 1_000_000 + t * 1000 + (5000 if job == "j2" else 0)
+                counter = 0.0 if (t == 37 or t == 61) and sub != 1 else counter + rnd.uniform(50, 150)
+                tm = "tmA" if t < 50 else "tmB"
+                busy = float("nan") if t % 9 == 0 else rnd.uniform(0, 1000)
+                for metric, value in (
+                    ("numRecordsIn", counter),
+                    ("busyTimeMsPerSecond", busy),
+                    ("outPoolUsage", rnd.random()),
+                    ("numRecordsOutPerSecond", rnd.uniform(0, 100)),
+                ):
+                    rows.append((ts, job, f"{job}-name", "v", "Map", sub, tm, metric, 1, float(value)))
+    df = load.with_keys(spark.createDataFrame(rows, SCHEMA))
+    lo = min(r[0] for r in rows)
+    hi = max(r[0] for r in rows)
+    for slots, warmup in ((7, 0.0), (40, 0.3), (3, 0.5)):
+        slot_ms = max(1, math.ceil((hi - lo + 1) / slots))
+        slot_df = aggregate.slot_stats(df, lo, slot_ms)
+        out = aggregate.series_stats(aggregate.trim_warmup(slot_df, warmup, None)).collect()
+        key = ("job_hash", "subtask_index", "metric")
+        got = {tuple(r[k] for k in key): r.asDict(recursive=True) for r in out}
+        table = slot_df.toArrow()
+        local = series_local.series_rows(
+            {c: table[c].to_numpy(zero_copy_only=False) for c in series_local.SLOT_COLUMNS}, warmup, None
+        )
+        assert len(got) == 2 * 3 * 4
+        assert_same_series(got, {tuple(r[k] for k in key): r for r in local})

@@ -239,6 +239,19 @@ def test_junit_and_output_file(tmp_path: Path) -> None:
     assert root.get("failures") == "1"
 
 
+def test_output_file_is_replaced_atomically_with_a_backup(tmp_path: Path) -> None:
+    conf = _write(tmp_path / "flink-conf.yaml", "gone.key: 1\n")
+    out = tmp_path / "report.txt"
+    out.write_text("previous report\n", encoding="utf-8")
+    result = run(*ONLY_FTZ, "-o", str(out), str(conf))
+    assert result.exit_code == 1 and "FTZ" in out.read_text(encoding="utf-8")
+    assert (tmp_path / "report.txt.bak").read_text(encoding="utf-8") == "previous report\n"
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".report.txt.")]
+    # A folder where the report should go: one line, exit 2, nothing written.
+    result = run(*ONLY_FTZ, "-o", str(tmp_path), str(conf))
+    assert result.exit_code == 2 and "not a regular file" in result.stderr and result.stderr.count("\n") == 1
+
+
 # --- versions --------------------------------------------------------------------------------
 
 DEPLOYMENT = """\
