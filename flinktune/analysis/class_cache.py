@@ -40,6 +40,10 @@ KEYED_OPTIONS: Final[tuple[str, ...]] = ("-XX:+UseSerialGC",)
 # Unified-logging warnings (e.g. "archive does not match") go to stderr, never into stdout where
 # `--format json` output goes.
 LOG_OPTIONS: Final[str] = "-Xlog:disable -Xlog:all=warning:stderr"
+# JVM options from the environment reach every JVM; agents and flight recordings among them hook
+# class loading, and a JFR recording with a mapped archive crashed this JDK (17.0.15, measured).
+# With any of these set, no archive is used or built.
+FOREIGN_OPTION_ENVS: Final[tuple[str, ...]] = ("JAVA_TOOL_OPTIONS", "JDK_JAVA_OPTIONS", "_JAVA_OPTIONS")
 
 
 @dataclass(frozen=True)
@@ -61,6 +65,8 @@ class ClassCache:
 
 
 def enabled() -> bool:
+    if any(os.environ.get(name, "").strip() for name in FOREIGN_OPTION_ENVS):
+        return False
     return os.environ.get(SWITCH_ENV, "1").strip().lower() not in ("0", "off", "false", "no")
 
 

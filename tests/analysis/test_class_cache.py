@@ -55,9 +55,16 @@ def test_options_for_each_state(tmp_path, monkeypatch) -> None:  # type: ignore[
 
 
 def test_switch_and_unsafe_paths(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    for name in class_cache.FOREIGN_OPTION_ENVS:
+        monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv(class_cache.SWITCH_ENV, "0")
     assert class_cache.locate() is None
     monkeypatch.setenv(class_cache.SWITCH_ENV, "1")
+    assert class_cache.enabled()
+    # An agent or flight recording in the environment reaches Spark's JVM too: no archive then.
+    monkeypatch.setenv("JAVA_TOOL_OPTIONS", "-XX:StartFlightRecording")
+    assert not class_cache.enabled() and class_cache.locate() is None
+    monkeypatch.delenv("JAVA_TOOL_OPTIONS")
     monkeypatch.setenv(class_cache.DIR_ENV, str(tmp_path / "with blank"))
     assert class_cache.locate() is None  # Spark splits JVM options at blanks
 
