@@ -100,10 +100,12 @@ def spark_jars_dir() -> Path | None:
 
 
 def cache_key(java: str, jars: Path, options: tuple[str, ...] = KEYED_OPTIONS) -> str:
-    """Hash of the Java binary (path, size, mtime), the jar names and sizes, and the options."""
+    """Hash of the Java binary (path, size, mtime), the jars' folder, names and sizes, and the
+    options. The folder counts: an archive records absolute jar paths, so two virtualenvs with the
+    same pyspark need one archive each."""
     h = hashlib.sha256()
     st = os.stat(java)
-    h.update(f"{java}\0{st.st_size}\0{st.st_mtime_ns}\0".encode())
+    h.update(f"{java}\0{st.st_size}\0{st.st_mtime_ns}\0{jars.resolve()}\0".encode())
     for entry in sorted(os.scandir(jars), key=lambda e: e.name):
         if entry.name.endswith(".jar"):
             h.update(f"{entry.name}\0{entry.stat().st_size}\0".encode())

@@ -39,6 +39,11 @@ def test_key_follows_java_jars_and_options(tmp_path) -> None:  # type: ignore[no
     k2 = class_cache.cache_key(java, jars)
     assert k2 != k1
     assert class_cache.cache_key(java, jars, ("-XX:+UseG1GC",)) != k2
+    # The same jars in another virtualenv: another archive (it records absolute paths).
+    other = tmp_path / "venv2" / "jars"
+    other.mkdir(parents=True)
+    (other / "spark-core.jar").write_bytes(b"a" * 11)
+    assert class_cache.cache_key(java, other) != k2
 
 
 def test_options_for_each_state(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
