@@ -35,6 +35,8 @@ SWITCH_ENV: Final[str] = "FLINKTUNE_CLASS_CACHE"
 DIR_ENV: Final[str] = "FLINKTUNE_CACHE_DIR"
 # A lock older than this belongs to a builder that died.
 STALE_LOCK_S: Final[float] = 15 * 60
+# Archives of other Java/Spark installs unused this long are removed when a new one is built.
+UNUSED_ARCHIVE_S: Final[float] = 30 * 24 * 3600
 # JVM options that change what an archive may hold; part of the key.
 KEYED_OPTIONS: Final[tuple[str, ...]] = ("-XX:+UseSerialGC",)
 # Unified-logging warnings (e.g. "archive does not match") go to stderr, never into stdout where
@@ -143,6 +145,8 @@ def jvm_options(cache: ClassCache | None) -> tuple[str, bool]:
     if cache is None:
         return LOG_OPTIONS, False
     if cache.archive.is_file():
+        with contextlib.suppress(OSError):
+            os.utime(cache.archive)  # last use, for the pruning in build()
         return f"-XX:SharedArchiveFile={cache.archive} -Xshare:auto {LOG_OPTIONS}", False
     if _lock_held(cache) or cache.class_list.exists():
         return LOG_OPTIONS, False  # a build is under way
@@ -243,8 +247,8 @@ def dump_arguments(jvm_args: list[str]) -> list[str]:
 
 
 def build(cache: ClassCache, class_list: Path, java: str, classpath: str, args: list[str]) -> bool:
-    """``java -Xshare:dump`` into a temporary file, then an atomic rename. Older archives in the
-    directory (other Java or Spark versions) are removed after a success."""
+    """``java -Xshare:dump`` into a temporary file, then an atomic rename. Archives of other keys
+    left unused for a month are removed after a success."""
     tmp = cache.directory / f"spark-{cache.key}.jsa.{os.getpid()}.tmp"
     cmd = [
         java,
@@ -272,10 +276,23 @@ def build(cache: ClassCache, class_list: Path, java: str, classpath: str, args: 
         return False
     finally:
         tmp.unlink(missing_ok=True)
-    for old in [*cache.directory.glob("spark-*.jsa"), *cache.directory.glob("spark-*.args")]:
-        if not old.name.startswith(f"spark-{cache.key}."):
-            old.unlink(missing_ok=True)
+    prune(cache.directory, keep=cache.key)
     return True
+
+
+def prune(directory: Path, keep: str, now: float | None = None) -> None:
+    """Remove archives (and their .args) of other keys unused for UNUSED_ARCHIVE_S: other
+    virtualenvs keep theirs while they are in use."""
+    now = time.time() if now is None else now
+    for old in directory.glob("spark-*.jsa"):
+        key = old.name[len("spark-") : -len(".jsa")]
+        try:
+            unused = now - old.stat().st_mtime > UNUSED_ARCHIVE_S
+        except OSError:
+            continue
+        if key != keep and unused:
+            old.unlink(missing_ok=True)
+            (directory / f"spark-{key}.args").unlink(missing_ok=True)
 
 
 def _wait_for_exit(pid: int, timeout_s: float) -> None:

@@ -94,6 +94,23 @@ def test_orphan_recordings_are_dropped(tmp_path) -> None:  # type: ignore[no-unt
     assert not orphan.exists() and mine.exists()
 
 
+def test_prune_keeps_archives_in_use(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    now = time.time()
+    for key, age_days in (("mine", 90), ("other-venv", 3), ("gone", 40)):
+        archive = tmp_path / f"spark-{key}.jsa"
+        archive.write_bytes(b"x")
+        (tmp_path / f"spark-{key}.args").write_text("java\ncp\n")
+        os.utime(archive, (now - age_days * 86400, now - age_days * 86400))
+    class_cache.prune(tmp_path, keep="mine", now=now)
+    assert sorted(p.name for p in tmp_path.glob("*.jsa")) == ["spark-mine.jsa", "spark-other-venv.jsa"]
+    assert not (tmp_path / "spark-gone.args").exists()
+    # Using an archive marks it as used.
+    old = now - 90 * 86400
+    os.utime(tmp_path / "spark-mine.jsa", (old, old))
+    class_cache.jvm_options(class_cache.ClassCache(tmp_path, "mine"))
+    assert (tmp_path / "spark-mine.jsa").stat().st_mtime > now - 60
+
+
 def test_dump_arguments_keep_modules_not_files() -> None:
     args = [
         "-Xmx1g",
