@@ -11,7 +11,7 @@ from an archive instead (JEP 310, AppCDS), so:
    ``java -Xshare:dump`` (about 40 CPU seconds, once) and renames it into place;
 3. later runs start the JVM with ``-XX:SharedArchiveFile``.
 
-The archive is keyed by the Java binary and Spark's jars (names and sizes), so upgrading either
+The archive is keyed by the Java binary and Spark's jars (folder, names and sizes), so upgrading either
 builds a new one; the JVM itself also refuses an archive that does not match its class path and
 then runs without it (``-Xshare:auto``). ``FLINKTUNE_CLASS_CACHE=0`` turns it all off;
 ``FLINKTUNE_CACHE_DIR`` moves it (default ``$XDG_CACHE_HOME/flinktune`` or ``~/.cache/flinktune``).
