@@ -12,7 +12,7 @@ import math
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from flinktune.analysis import aggregate, load
 from flinktune.analysis.diagnose import Environment, JobDiagnosis, build_vertices, diagnose_job
@@ -23,7 +23,7 @@ from flinktune.findings import Finding
 from flinktune.versions import DEFAULT_VERSION, FlinkVersion
 
 if TYPE_CHECKING:
-    from pyspark.sql import SparkSession
+    from pyspark.sql import DataFrame, SparkSession
 
 Progress = Callable[[str], None]
 
@@ -133,7 +133,9 @@ def prescan_inputs(inputs: Sequence[load.InputSet]) -> dict[load.InputSet, load.
     return out
 
 
-def _collect_local(slots_df, desc_df, warm_frac: float, warm_ms: int | None):  # type: ignore[no-untyped-def]
+def _collect_local(
+    slots_df: DataFrame, desc_df: DataFrame, warm_frac: float, warm_ms: int | None
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """One Spark action: the slot table and the descriptors as Arrow; the series summary in numpy."""
     import pyarrow.compute as pc
     from pyspark.sql import functions as F
