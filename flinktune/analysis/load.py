@@ -178,10 +178,9 @@ _ARROW_TO_SPARK = {
 }
 
 
-def parquet_schema_ddl(paths: Sequence[str]) -> str | None:
-    """The Spark schema of local parquet files from their footers (read by pyarrow), so Spark
-    need not run a job to read the footers itself. None when the files differ or a type has no
-    plain mapping (Spark then reads the footers)."""
+def parquet_types(paths: Sequence[str]) -> dict[str, str] | None:
+    """Column -> Spark type name of local parquet files, from their footers (read by pyarrow).
+    None when the files differ or a type has no plain mapping (Spark then reads the footers)."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -190,27 +189,31 @@ def parquet_schema_ddl(paths: Sequence[str]) -> str | None:
         os.path.isdir(p) and any(d.name.count("=") for d in Path(p).iterdir()) for p in paths
     ):
         return None
-    ddl: str | None = None
+    found: dict[str, str] | None = None
     for f in files:
-        schema = pq.read_schema(f)
-        cols = []
-        for fld in schema:
+        this: dict[str, str] = {}
+        for fld in pq.read_schema(f):
             typ = fld.type
             # Dictionary-encoded strings (pyarrow's default for repetitive text) read as strings.
             # (Only dictionaries: list and map types have a value_type too, and are not numbers.)
             t = str(typ.value_type) if pa.types.is_dictionary(typ) else str(typ)
             if t.startswith("timestamp"):
-                spark_t = "timestamp"
+                this[fld.name] = "timestamp"
             elif t in _ARROW_TO_SPARK:
-                spark_t = _ARROW_TO_SPARK[t]
+                this[fld.name] = _ARROW_TO_SPARK[t]
             else:
                 return None
-            cols.append(f"`{fld.name}` {spark_t}")
-        this = ", ".join(cols)
-        if ddl is not None and this != ddl:
+        if found is not None and list(this.items()) != list(found.items()):
             return None
-        ddl = this
-    return ddl
+        found = this
+    return found
+
+
+def parquet_schema_ddl(paths: Sequence[str]) -> str | None:
+    """The Spark schema of local parquet files from their footers, so Spark need not run a job
+    to read the footers itself (None: see parquet_types)."""
+    types = parquet_types(paths)
+    return None if types is None else ", ".join(f"`{name}` {typ}" for name, typ in types.items())
 
 
 def check_parquet(paths: Sequence[str]) -> tuple[int, int] | None:
@@ -690,7 +693,9 @@ def load_canonical(
             raw = raw.where(named | unset)  # type: ignore[operator]
         if raw.columns:
             _check_types(raw, inp.paths[0])
-        fast = _plain_parquet_names(inp, raw, prescanned) if inp.fmt == "parquet" else None
+        # Spark reads local parquet with the footers' schema (parquet_schema_ddl), so prescan's
+        # view of the columns is Spark's.
+        fast = prescanned[inp] if prescanned is not None and inp in prescanned else prescan(inp)
         if fast is not None:
             canon = apply_filters(_canonical_by_hash(raw, fast, keep_unread), filters)
         else:
@@ -708,17 +713,6 @@ def load_canonical(
 
 _PY_REST = re.compile(
     r"^((?:Shuffle\.Netty\.(?:Input\.Buffers|Output\.Buffers|Input)\.|buffers\.)?)([A-Za-z]+)$"
-)
-_LONG_COLUMNS = (
-    "ts",
-    "job_id",
-    "job_name",
-    "vertex_id",
-    "task_name",
-    "subtask_index",
-    "tm_id",
-    "metric",
-    "value",
 )
 
 
@@ -766,38 +760,6 @@ def _distinct_in_chunks(column) -> set[str]:  # type: ignore[no-untyped-def]
         values = chunk.dictionary if hasattr(chunk, "dictionary") else chunk.unique()
         out.update(v for v in values.to_pylist() if v is not None)
     return out
-
-
-def parquet_types(paths: Sequence[str]) -> dict[str, str] | None:
-    """Column -> Spark type name of local parquet files, from their footers (None: see
-    parquet_schema_ddl)."""
-    ddl = parquet_schema_ddl(paths)
-    if ddl is None:
-        return None
-    out = {}
-    for part in ddl.split(", "):
-        name, _, typ = part.rpartition(" ")
-        out[name.strip("`")] = typ
-    return out
-
-
-def _plain_parquet_names(
-    inp: InputSet, raw: DataFrame, known: Mapping[InputSet, DumpNames | None] | None = None
-) -> DumpNames | None:
-    """The fast-path facts of ``inp`` (see prescan; ``known`` holds ones computed earlier), or
-    None when Spark's view of the columns does not allow the fast path."""
-    types = dict(raw.dtypes)
-    if (
-        any(c not in types for c in ("ts", "metric", "value"))
-        or types["metric"] != "string"
-        or types["value"] == "string"
-    ):
-        return None
-    if not ({"vertex_id", "task_name"} & set(types)) or types.get("ts") not in ("bigint", "int"):
-        return None
-    if known is not None and inp in known:
-        return known[inp]
-    return prescan(inp)
 
 
 def prescan(inp: InputSet) -> DumpNames | None:

@@ -66,7 +66,7 @@ def test_fast_path_equals_row_by_row_path(spark, tmp_path, jobs) -> None:  # typ
     folder = _write(tmp_path, _rows(jobs))
     inputs = load.resolve_inputs([str(folder)])
     raw = load.read_raw(spark, inputs)[0]
-    seen = load._plain_parquet_names(inputs[0], raw)
+    seen = load.prescan(inputs[0])
     assert seen is not None and seen.job_key == (jobs[0] if len(jobs) == 1 else None)
     assert set(seen.metrics) == {
         "backPressuredTimeMsPerSecond",
