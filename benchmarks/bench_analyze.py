@@ -10,8 +10,17 @@ Both sides run as separate processes, start-up included:
   rates with resets and per-series summary in SQL, then the same pure-Python diagnosis; both must name
   the same origin and cause.
 
-Usage: python benchmarks/bench_analyze.py [--rows 1e6,1e7,5e7] [--repeat 3] [--work DIR]
-                                          [--out benchmarks/results/analyze.md]
+Dump shapes (``--shapes``, all by default; rows are spread over the shape's series, so the number
+of samples grows with the row count):
+- ``base``: 5 vertices x 20 subtasks x 20 metrics, 1 s interval, one parquet file (the original);
+- ``wide``: many subtasks, few samples: 5 vertices at p = 512, 10 s interval (1e7 rows ~ an hour);
+- ``long``: few subtasks, many samples: 3 vertices x 2 subtasks, 1 s interval (1e7 rows ~ a day);
+- ``jobs``: 50 jobs of 3 vertices x 4 subtasks in one dump (no plan.json: no single plan fits);
+- ``csv`` / ``jsonl``: the base shape as CSV / JSON lines (converted from the parquet by DuckDB);
+- ``files``: the base shape as 8 parquet files in one folder.
+
+Usage: python benchmarks/bench_analyze.py [--rows 1e6,1e7,5e7] [--shapes base,wide,...] [--repeat 3]
+                                          [--work DIR] [--out benchmarks/results/analyze.md]
 """
 
 from __future__ import annotations
@@ -25,6 +34,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -36,28 +46,57 @@ START_MS = 1_790_000_000_000
 INTERVAL_MS = 1000
 
 
+@dataclass(frozen=True)
+class Shape:
+    name: str
+    vertices: tuple[str, ...] = VERTICES
+    subtasks: int = SUBTASKS
+    interval_ms: int = INTERVAL_MS
+    jobs: int = 1
+    fmt: str = "parquet"     # parquet | csv | jsonl
+    files: int = 1
+
+
+SHAPES = {
+    "base": Shape("base"),
+    "wide": Shape("wide", subtasks=512, interval_ms=10_000),
+    "long": Shape("long", vertices=("Source: Gen", "KeyedAgg", "Sink: Writer"), subtasks=2),
+    "jobs": Shape("jobs", vertices=("Source: Gen", "KeyedAgg", "Sink: Writer"), subtasks=4, jobs=50),
+    "csv": Shape("csv", fmt="csv"),
+    "jsonl": Shape("jsonl", fmt="jsonl"),
+    "files": Shape("files", files=8),
+}
+
+
 def _metrics() -> tuple[str, ...]:
     from flinktune.analysis import names
 
     return names.METRICS
 
 
-def generate(rows: int, out: Path) -> Path:
-    """A slow-sink dump of about ``rows`` rows, written in time chunks to bound memory."""
+def generate(rows: int, out: Path, shape: Shape = SHAPES["base"]) -> Path:
+    """A slow-sink dump of about ``rows`` rows in ``shape``, written in time chunks to bound memory."""
     import numpy as np
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     metrics = _metrics()
-    nseries = len(VERTICES) * SUBTASKS * len(metrics)
+    vertices = shape.vertices
+    n_v = len(vertices) * shape.jobs   # vertices of all jobs, job after job
+    per_job = len(vertices)
+    subtasks = shape.subtasks
+    nseries = n_v * subtasks * len(metrics)
     samples = max(2, rows // nseries)
     out.mkdir(parents=True, exist_ok=True)
-    path = out / "metrics.parquet"
+    parquet_dir = out if shape.fmt == "parquet" else out / "parquet-source"
+    parquet_dir.mkdir(parents=True, exist_ok=True)
     rng = np.random.default_rng(42)
-    v_idx = np.repeat(np.arange(len(VERTICES)), SUBTASKS * len(metrics))
-    s_idx = np.tile(np.repeat(np.arange(SUBTASKS), len(metrics)), len(VERTICES))
-    m_idx = np.tile(np.arange(len(metrics)), len(VERTICES) * SUBTASKS)
-    sink = v_idx == len(VERTICES) - 1
+    v_all = np.repeat(np.arange(n_v), subtasks * len(metrics))
+    j_idx = v_all // per_job
+    v_idx = v_all % per_job
+    s_idx = np.tile(np.repeat(np.arange(subtasks), len(metrics)), n_v)
+    m_idx = np.tile(np.arange(len(metrics)), n_v * subtasks)
+    sink = v_idx == per_job - 1
     mname = np.asarray(metrics)
     base = {  # per-second value per (vertex role, metric); counters grow by this per second
         "backPressuredTimeMsPerSecond": np.where(sink, 0.0, 900.0),
@@ -95,11 +134,15 @@ def generate(rows: int, out: Path) -> Path:
             "numBuffersOut",
         ],
     )
-    vertex_ids = [f"{i:032x}" for i in range(1, len(VERTICES) + 1)]
-    dict_vid = pa.array(vertex_ids)
-    dict_name = pa.array(list(VERTICES))
+    all_ids = [f"{i:032x}" for i in range(1, n_v + 1)]
+    vertex_ids = all_ids[:per_job]
+    job_ids = ["bench-job"] if shape.jobs == 1 else [f"{j + 1:032x}" for j in range(shape.jobs)]
+    dict_vid = pa.array(all_ids)
+    dict_name = pa.array(list(vertices))
     dict_metric = pa.array(list(metrics))
-    dict_tm = pa.array(["tm-0", "tm-1"])
+    n_tms = max(2, subtasks // 4)
+    dict_tm = pa.array([f"tm-{i}" for i in range(n_tms)])
+    dict_job = pa.array(job_ids)
     schema = pa.schema(
         [
             ("ts", pa.int64()),
@@ -113,41 +156,80 @@ def generate(rows: int, out: Path) -> Path:
         ]
     )
     chunk = max(1, 2_000_000 // nseries)
-    with pq.ParquetWriter(path, schema, compression="zstd") as writer:
-        for t0 in range(0, samples, chunk):
-            t = np.arange(t0, min(samples, t0 + chunk))
-            nt = len(t)
-            ts = np.repeat(START_MS + t * INTERVAL_MS, nseries)
-            lv = np.tile(level, nt)
-            noise = rng.normal(0.0, 0.02, nseries * nt)
-            is_counter = np.tile(counter, nt)
-            value = np.where(is_counter, lv * np.repeat(t, nseries), np.clip(lv * (1 + noise), 0, None))
-            n = nseries * nt
-            table = pa.table(
-                {
-                    "ts": ts,
-                    "job_id": pa.DictionaryArray.from_arrays(np.zeros(n, np.int32), pa.array(["bench-job"])),
-                    "vertex_id": pa.DictionaryArray.from_arrays(
-                        np.tile(v_idx, nt).astype(np.int32), dict_vid
-                    ),
-                    "task_name": pa.DictionaryArray.from_arrays(
-                        np.tile(v_idx, nt).astype(np.int32), dict_name
-                    ),
-                    "subtask_index": np.tile(s_idx, nt).astype(np.int32),
-                    "tm_id": pa.DictionaryArray.from_arrays(
-                        (np.tile(s_idx, nt) % 2).astype(np.int32), dict_tm
-                    ),
-                    "metric": pa.DictionaryArray.from_arrays(
-                        np.tile(m_idx, nt).astype(np.int32), dict_metric
-                    ),
-                    "value": value,
-                },
-                schema=schema,
-            )
-            writer.write_table(table, row_group_size=1_000_000)
+    per_file = math.ceil(samples / shape.files)
+    for f in range(shape.files):
+        name = "metrics.parquet" if shape.files == 1 else f"metrics-{f:03d}.parquet"
+        first, last = f * per_file, min(samples, (f + 1) * per_file)
+        with pq.ParquetWriter(parquet_dir / name, schema, compression="zstd") as writer:
+            _write_samples(writer, schema, first, last, chunk, nseries, shape, level, counter, rng,
+                           (j_idx, v_all, v_idx, s_idx, m_idx, n_tms),
+                           (dict_job, dict_vid, dict_name, dict_tm, dict_metric))
+    if shape.fmt != "parquet":
+        import duckdb
+
+        target = out / ("metrics.csv" if shape.fmt == "csv" else "metrics.jsonl")
+        option = "FORMAT CSV, HEADER" if shape.fmt == "csv" else "FORMAT JSON"
+        con = duckdb.connect()
+        con.execute(f"COPY (SELECT * FROM read_parquet('{parquet_dir}/*.parquet') ORDER BY ts) "
+                    f"TO '{target}' ({option})")
+        for f in parquet_dir.glob("*.parquet"):
+            f.unlink()
+        parquet_dir.rmdir()
+    if shape.jobs == 1:
+        _write_plan(out, vertex_ids, vertices, subtasks)
+    # beside the folder (a .txt inside would read as a Prometheus scrape); also: the dump is complete
+    _rows_file(out).write_text(str(samples * nseries))
+    return out
+
+
+def _rows_file(folder: Path) -> Path:
+    return folder.parent / f"{folder.name}.rows"
+
+
+def _write_samples(writer, schema, first, last, chunk, nseries, shape, level, counter, rng,  # type: ignore[no-untyped-def]
+                   idx, dicts) -> None:
+    import numpy as np
+    import pyarrow as pa
+
+    j_idx, v_all, v_idx, s_idx, m_idx, n_tms = idx
+    dict_job, dict_vid, dict_name, dict_tm, dict_metric = dicts
+    for t0 in range(first, last, chunk):
+        t = np.arange(t0, min(last, t0 + chunk))
+        nt = len(t)
+        ts = np.repeat(START_MS + t * shape.interval_ms, nseries)
+        lv = np.tile(level, nt)
+        noise = rng.normal(0.0, 0.02, nseries * nt)
+        is_counter = np.tile(counter, nt)
+        seconds = np.repeat(t * (shape.interval_ms / 1000.0), nseries)
+        value = np.where(is_counter, lv * seconds, np.clip(lv * (1 + noise), 0, None))
+        table = pa.table(
+            {
+                "ts": ts,
+                "job_id": pa.DictionaryArray.from_arrays(np.tile(j_idx, nt).astype(np.int32), dict_job),
+                "vertex_id": pa.DictionaryArray.from_arrays(
+                    np.tile(v_all, nt).astype(np.int32), dict_vid
+                ),
+                "task_name": pa.DictionaryArray.from_arrays(
+                    np.tile(v_idx, nt).astype(np.int32), dict_name
+                ),
+                "subtask_index": np.tile(s_idx, nt).astype(np.int32),
+                "tm_id": pa.DictionaryArray.from_arrays(
+                    (np.tile(s_idx, nt) // 4 % n_tms).astype(np.int32), dict_tm
+                ),
+                "metric": pa.DictionaryArray.from_arrays(
+                    np.tile(m_idx, nt).astype(np.int32), dict_metric
+                ),
+                "value": value,
+            },
+            schema=schema,
+        )
+        writer.write_table(table, row_group_size=1_000_000)
+
+
+def _write_plan(out: Path, vertex_ids: list[str], vertices: tuple[str, ...], subtasks: int) -> None:
     plan_nodes = []
-    for i, (vid, name) in enumerate(zip(vertex_ids, VERTICES, strict=True)):
-        node: dict[str, object] = {"id": vid, "parallelism": SUBTASKS, "description": f"{name}<br/>"}
+    for i, (vid, name) in enumerate(zip(vertex_ids, vertices, strict=True)):
+        node: dict[str, object] = {"id": vid, "parallelism": subtasks, "description": f"{name}<br/>"}
         if i:
             node["inputs"] = [
                 {"num": 0, "id": vertex_ids[i - 1], "ship_strategy": "HASH", "exchange": "pipelined_bounded"}
@@ -156,7 +238,6 @@ def generate(rows: int, out: Path) -> Path:
     (out / "plan.json").write_text(
         json.dumps({"plan": {"jid": "bench-job", "name": "bench", "nodes": plan_nodes}})
     )
-    return path
 
 
 # --- the DuckDB side ------------------------------------------------------------------------------
@@ -170,10 +251,10 @@ def duckdb_analysis(folder: Path) -> dict[str, object]:
     from flinktune.analysis.facts import pivot_subtasks, series_from_rows
     from flinktune.analysis.plan import load_plan
 
-    path = str(folder / "metrics.parquet")
+    path = _duckdb_source(folder)
     con = duckdb.connect()
     con.execute("SET threads TO 2")
-    lo, hi = con.execute(f"SELECT min(ts), max(ts) FROM read_parquet('{path}')").fetchone()  # type: ignore[misc]
+    lo, hi = con.execute(f"SELECT min(ts), max(ts) FROM {path}").fetchone()  # type: ignore[misc]
     slot_ms = max(1, math.ceil((hi - lo + 1) / 40))
     metric_list = ", ".join(f"'{m}'" for m in names.METRICS)
     lo_case = " ".join(f"WHEN '{m}' THEN {a}" for m, (a, _) in names.THRESHOLDS.items())
@@ -186,7 +267,7 @@ def duckdb_analysis(folder: Path) -> dict[str, object]:
              floor((ts - {lo}) / {slot_ms})::INT AS slot, job_id::VARCHAR AS job_id,
              task_name::VARCHAR AS task_name, tm_id::VARCHAR AS tm_id,
              CASE metric::VARCHAR {lo_case} END AS lo_t, CASE metric::VARCHAR {hi_case} END AS hi_t
-      FROM read_parquet('{path}') WHERE metric::VARCHAR IN ({metric_list})),
+      FROM {path} WHERE metric::VARCHAR IN ({metric_list})),
     slots AS (
       SELECT job_key, vertex_key, subtask_index, metric, rank, slot, job_id, task_name, tm_id,
              count(v) AS n, sum(v) AS s, max(v) AS mx, count(*) FILTER (WHERE v > lo_t) AS n_lo,
@@ -217,12 +298,37 @@ def duckdb_analysis(folder: Path) -> dict[str, object]:
     cols = [d[0] for d in cur.description]
     rows = [dict(zip(cols, r, strict=True)) for r in cur.fetchall()]
     series = series_from_rows(rows)
-    plan = load_plan(folder / "plan.json")
+    plan = load_plan(folder / "plan.json") if (folder / "plan.json").exists() else None
     seen = {(s.job_key, s.vertex_key): s.task_name for s in series if s.task_name}
     by_job = build_vertices(pivot_subtasks(series), plan, seen)  # type: ignore[arg-type]
-    ((job_key, vertices),) = by_job.items()
-    diag = diagnose_job(job_key, vertices, plan, Environment())
-    return {"origins": [[o.name, o.cause] for o in diag.origins], "series": len(rows)}
+    origins = []
+    for job_key, vertices in sorted(by_job.items()):
+        diag = diagnose_job(job_key, vertices, plan, Environment())
+        origins.append([[o.name, o.cause] for o in diag.origins])
+    return {"origins": _summary(origins), "series": len(rows)}
+
+
+def _summary(per_job: list[list[list[str]]]) -> list[object]:
+    """One job: its origins; several: each distinct origin list with how many jobs have it."""
+    if len(per_job) == 1:
+        return per_job[0]  # type: ignore[return-value]
+    counts: dict[str, int] = {}
+    for origins in per_job:
+        key = json.dumps(sorted(origins))
+        counts[key] = counts.get(key, 0) + 1
+    return [[json.loads(k), n] for k, n in sorted(counts.items())]
+
+
+_COLUMNS = ("{'ts': 'BIGINT', 'job_id': 'VARCHAR', 'vertex_id': 'VARCHAR', 'task_name': 'VARCHAR', "
+            "'subtask_index': 'INTEGER', 'tm_id': 'VARCHAR', 'metric': 'VARCHAR', 'value': 'DOUBLE'}")
+
+
+def _duckdb_source(folder: Path) -> str:
+    if list(folder.glob("*.parquet")):
+        return f"read_parquet('{folder}/*.parquet')"
+    if (folder / "metrics.csv").exists():
+        return f"read_csv('{folder}/metrics.csv', header = true, columns = {_COLUMNS})"
+    return f"read_json('{folder}/metrics.jsonl', format = 'newline_delimited', columns = {_COLUMNS})"
 
 
 def _time(cmd: list[str], extra_env: dict[str, str] | None = None) -> tuple[float, str]:
@@ -254,56 +360,48 @@ def warm_class_cache(folder: Path, cache: Path, timeout_s: float = 300) -> bool:
     return False
 
 
-def run(rows_list: list[int], repeat: int, out_file: Path, work: Path) -> None:
+def run(rows_list: list[int], shapes: list[str], repeat: int, out_file: Path, work: Path,
+        no_archive: bool) -> None:
     lines = []
     results = []
     cache = work / "class-cache"
     smallest = min(rows_list)
-    first = work / f"dump-{smallest:.0e}"
-    if not (first / "metrics.parquet").exists():
+    first = work / f"base-{smallest:.0e}"
+    if not _rows_file(first).exists():
         generate(smallest, first)
     cached = warm_class_cache(first, cache)
     print(f"class-data archive ready: {cached}", flush=True)
     for rows in rows_list:
-        folder = work / f"dump-{rows:.0e}"
-        if not (folder / "metrics.parquet").exists():
-            t = time.perf_counter()
-            generate(rows, folder)
-            print(f"generated {rows:.0e} rows in {time.perf_counter() - t:.1f}s", flush=True)
-        import pyarrow.parquet as pq
-
-        actual = pq.read_metadata(folder / "metrics.parquet").num_rows
-        size_mb = (folder / "metrics.parquet").stat().st_size / 1e6
-        spark_times, duck_times, loads = [], [], []
-        spark_origin = duck_origin = None
-        # Without the class-data archive: what the very first run on a machine costs.
-        uncached, _ = _time(_analyze_cmd(folder), {"FLINKTUNE_CLASS_CACHE": "0"})
-        for _ in range(repeat):
-            loads.append(os.getloadavg()[0])
-            t, text = _time(_analyze_cmd(folder))
-            spark_times.append(t)
-            doc = json.loads(text)
-            spark_origin = [[o["vertex"], o["cause"]] for o in doc["jobs"][0]["origins"]]
-            t, text = _time([sys.executable, str(Path(__file__).resolve()), "--duckdb", str(folder)])
-            duck_times.append(t)
-            duck_origin = json.loads(text)["origins"]
-            print(f"{rows:.0e}: spark {spark_times[-1]:.1f}s duckdb {duck_times[-1]:.1f}s", flush=True)
-        same = spark_origin == duck_origin
-        s, d = statistics.median(spark_times), statistics.median(duck_times)
-        results.append(
-            (
-                actual,
-                size_mb,
-                s,
-                d,
-                same,
-                spark_origin,
-                spark_times,
-                statistics.mean(loads),
-                uncached,
-                duck_times,
-            )
-        )
+        for shape_name in shapes:
+            shape = SHAPES[shape_name]
+            folder = work / f"{shape_name}-{rows:.0e}"
+            if not _rows_file(folder).exists():
+                t = time.perf_counter()
+                generate(rows, folder, shape)
+                print(f"generated {shape_name} {rows:.0e} rows in {time.perf_counter() - t:.1f}s", flush=True)
+            actual = int(_rows_file(folder).read_text())
+            size_mb = sum(f.stat().st_size for f in folder.iterdir() if f.name.startswith("metrics")) / 1e6
+            spark_times, duck_times, loads = [], [], []
+            spark_origin = duck_origin = None
+            # Without the class-data archive: what the very first run on a machine costs.
+            uncached = (_time(_analyze_cmd(folder), {"FLINKTUNE_CLASS_CACHE": "0"})[0]
+                        if no_archive else float("nan"))
+            for _ in range(repeat):
+                loads.append(os.getloadavg()[0])
+                t, text = _time(_analyze_cmd(folder))
+                spark_times.append(t)
+                doc = json.loads(text)
+                spark_origin = _summary([[[o["vertex"], o["cause"]] for o in job["origins"]]
+                                         for job in doc["jobs"]])
+                t, text = _time([sys.executable, str(Path(__file__).resolve()), "--duckdb", str(folder)])
+                duck_times.append(t)
+                duck_origin = json.loads(text)["origins"]
+                print(f"{shape_name} {rows:.0e}: spark {spark_times[-1]:.1f}s duckdb {duck_times[-1]:.1f}s "
+                      f"same={spark_origin == duck_origin}", flush=True)
+            same = spark_origin == duck_origin
+            s, d = statistics.median(spark_times), statistics.median(duck_times)
+            results.append((shape, actual, size_mb, s, d, same, spark_origin, spark_times,
+                            statistics.mean(loads), uncached, duck_times))
     load = os.getloadavg()
     lines.append("# `flinktune analyze` vs the same analysis in DuckDB")
     lines.append("")
@@ -312,29 +410,37 @@ def run(rows_list: list[int], repeat: int, out_file: Path, work: Path) -> None:
         f"Machine: {os.cpu_count()} cores, load average at the end {load[0]:.1f} / {load[1]:.1f} / "
         f"{load[2]:.1f} (1/5/15 min; the machine is shared, so absolute times are noisy). "
         "Whole processes, start-up included, median of the runs shown (flinktune and DuckDB "
-        "alternate, so both see the same machine). Generated slow-sink dumps (2000 series, zstd "
-        "parquet) by `benchmarks/bench_analyze.py`. flinktune runs with its class-data archive in "
-        "place (built once, after the first run on a machine: docs/analysis.md); the 'no archive' "
-        "column is one run with `FLINKTUNE_CLASS_CACHE=0`, i.e. a machine's first run."
+        "alternate, so both see the same machine). Generated slow-sink dumps by "
+        "`benchmarks/bench_analyze.py` in the shapes listed there. flinktune runs with its class-data "
+        "archive in place (built once, after the first run on a machine: docs/analysis.md); the "
+        "'no archive' column (when measured) is one run with `FLINKTUNE_CLASS_CACHE=0`, i.e. a "
+        "machine's first run. 'same origin+cause': both name the same origin vertices and causes "
+        "(several jobs: each distinct list with the number of jobs that have it)."
     )
     lines.append("")
     lines.append(
-        "| rows | parquet MB | runs | load avg | flinktune (Spark) s | runs s | DuckDB s | ratio "
+        "| shape | rows | series | MB | runs | load avg | flinktune (Spark) s | runs s | DuckDB s | ratio "
         "| no archive s | same origin+cause |"
     )
-    lines.append("|---:|---:|---:|---:|---:|---|---:|---:|---:|---|")
-    for actual, size_mb, s, d, same, origin, times, load1, uncached, dtimes in results:
+    lines.append("|---|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---|")
+    for shape, actual, size_mb, s, d, same, origin, times, load1, uncached, dtimes in results:
+        nseries = len(shape.vertices) * shape.jobs * shape.subtasks * len(_metrics())
+        fmt = shape.fmt + (f" x {shape.files} files" if shape.files > 1 else "")
         lines.append(
-            f"| {actual:,} | {size_mb:.0f} | {len(times)} | {load1:.1f} | {s:.1f} | "
-            f"{', '.join(f'{x:.1f}' for x in times)} | {d:.1f} ({', '.join(f'{x:.1f}' for x in dtimes)}) | "
-            f"{s / d:.1f}x | {uncached:.1f} | {'yes' if same else 'NO'} {origin} |"
+            f"| {shape.name} ({fmt}) | {actual:,} | {nseries:,} | {size_mb:.0f} | {len(times)} | "
+            f"{load1:.1f} | "
+            f"{s:.1f} | {', '.join(f'{x:.1f}' for x in times)} | "
+            f"{d:.1f} ({', '.join(f'{x:.1f}' for x in dtimes)}) | {s / d:.1f}x | "
+            f"{'-' if math.isnan(uncached) else f'{uncached:.1f}'} | "
+            f"{'yes' if same else 'NO'} {json.dumps(origin)[:80]} |"
         )
     lines.append("")
-    if len(results) >= 2:
-        (r0, _, s0, *_), (r1, _, s1, *_) = results[0], results[-1]  # type: ignore[misc]
-        lines.append(
-            f"Growth: {r1 / r0:.0f}x the rows took {s1 / s0:.1f}x the time (fixed start-up cost included)."
-        )
+    for shape_name in shapes:
+        mine = [r for r in results if r[0].name == shape_name]
+        if len(mine) >= 2:
+            r0, r1 = mine[0], mine[-1]
+            lines.append(f"Growth, {shape_name}: {r1[1] / r0[1]:.0f}x the rows took {r1[3] / r0[3]:.1f}x "
+                         "the time (fixed start-up cost included).")
     # Earlier runs stay below as history (the machine is shared: one run alone says little).
     marker = "## Earlier runs (newest first)"
     if out_file.exists():
@@ -353,6 +459,9 @@ def main() -> None:
     )
     parser.add_argument("--rows", default="1e6,1e7,5e7")
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--shapes", default=",".join(SHAPES), help="comma-separated: " + ", ".join(SHAPES))
+    parser.add_argument("--no-archive", action="store_true",
+                        help="also one run per dump without the class-data archive")
     parser.add_argument("--out", default=str(REPO / "benchmarks" / "results" / "analyze.md"))
     parser.add_argument("--work", default=None, help="Folder for generated dumps (kept for reuse).")
     parser.add_argument("--duckdb", default=None, help=argparse.SUPPRESS)
@@ -362,7 +471,11 @@ def main() -> None:
         return
     work = Path(args.work) if args.work else Path(tempfile.gettempdir()) / "flinktune-bench-analyze"
     rows = [int(float(x)) for x in args.rows.split(",")]
-    run(rows, args.repeat, Path(args.out), work)
+    shapes = [x.strip() for x in args.shapes.split(",") if x.strip()]
+    unknown = [x for x in shapes if x not in SHAPES]
+    if unknown:
+        raise SystemExit(f"unknown shape {unknown[0]} (known: {', '.join(SHAPES)})")
+    run(rows, shapes, args.repeat, Path(args.out), work, args.no_archive)
 
 
 if __name__ == "__main__":

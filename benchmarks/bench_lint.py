@@ -60,12 +60,12 @@ def _tool(bin_dir: Path, name: str) -> str:
     return found
 
 
-def _time_once(command: list[str]) -> tuple[float, float, int]:
+def _time_once(command: list[str], cwd: Path | None = None) -> tuple[float, float, int]:
     """(wall seconds, CPU seconds of the child (user + system), exit code)."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     done = subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, check=False,
-                          env=CHILD_ENV)
+                          env=CHILD_ENV, cwd=cwd)
     elapsed = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
@@ -110,7 +110,35 @@ def _wheel_venv(work: Path) -> Path:
 Row = dict[str, object]
 
 
-def _measure(install: str, bin_dir: Path, workloads: dict[str, list[str]], repeat: int) -> list[Row]:
+# Project configs of the same weight for both tools (issue 15: a .flinktune.yaml must not slow
+# flinktune down): a few selections and a severity override; yamllint's own project file.
+FLINKTUNE_PROJECT = "select: [FTC]\nignore: [FTC024]\nseverity:\n  FTC006: warning\nfail-on: error\n"
+YAMLLINT_PROJECT = "extends: default\nrules:\n  line-length: {max: 120}\n  document-start: disable\n"
+
+
+def _project_folders(scratch: Path) -> dict[str, Path]:
+    """Working folders: one with no project config (nor any above it), one with both tools' own."""
+    plain = scratch / "no-project-config"
+    plain.mkdir()
+    configured = scratch / "project-config"
+    configured.mkdir()
+    (configured / ".flinktune.yaml").write_text(FLINKTUNE_PROJECT, encoding="utf-8")
+    (configured / ".yamllint").write_text(YAMLLINT_PROJECT, encoding="utf-8")
+    return {"no project config": plain, "project config": configured}
+
+
+def _measure(install: str, bin_dir: Path, workloads: dict[str, list[str]], repeat: int,
+             folders: dict[str, Path]) -> list[Row]:
+    rows: list[Row] = []
+    for setup, folder in folders.items():
+        for row in _measure_in(install, bin_dir, workloads, repeat, folder):
+            row["workload"] = f"{row['workload']}, {setup}"
+            rows.append(row)
+    return rows
+
+
+def _measure_in(install: str, bin_dir: Path, workloads: dict[str, list[str]], repeat: int,
+                cwd: Path) -> list[Row]:
     flinktune, yamllint = _tool(bin_dir, "flinktune"), _tool(bin_dir, "yamllint")
     tools = {
         "flinktune lint": [flinktune, "lint", "--format", "text", "--no-color"],
@@ -122,10 +150,10 @@ def _measure(install: str, bin_dir: Path, workloads: dict[str, list[str]], repea
         cpu: dict[str, list[float]] = {name: [] for name in tools}
         codes: dict[str, int] = {}
         for base in tools.values():            # warm the OS file and bytecode caches once, not measured
-            _time_once([*base, *paths])
+            _time_once([*base, *paths], cwd)
         for _ in range(repeat):
             for name, base in tools.items():
-                elapsed, used, code = _time_once([*base, *paths])
+                elapsed, used, code = _time_once([*base, *paths], cwd)
                 samples[name].append(elapsed)
                 cpu[name].append(used)
                 codes[name] = code
@@ -156,6 +184,7 @@ def main() -> None:
     }
     rows: list[dict[str, object]] = []
     with tempfile.TemporaryDirectory(prefix="bench-lint-") as scratch:
+        folders = _project_folders(Path(scratch))
         for install in installs:
             if install == "editable":
                 bin_dir = Path(sys.executable).parent
@@ -163,7 +192,7 @@ def main() -> None:
                 bin_dir = _wheel_venv(Path(scratch))
             else:
                 raise SystemExit(f"unknown install '{install}' (editable or wheel)")
-            rows.extend(_measure(install, bin_dir, workloads, args.repeat))
+            rows.extend(_measure(install, bin_dir, workloads, args.repeat, folders))
     meta = {
         "date_utc": datetime.now(UTC).strftime("%Y-%m-%d %H:%M"),
         "python": platform.python_version(),
@@ -184,7 +213,8 @@ def main() -> None:
         "rule set; flinktune runs every bundled rule (catalog lookups, memory derivation, network",
         "buffer formula). `editable`: the development venv; `wheel`: a fresh venv with a wheel of the",
         "working tree, as `pip install flinktune` gives it. Bytecode caches are written as in normal",
-        "use (one unmeasured warm-up run per tool).",
+        "use (one unmeasured warm-up run per tool). Each workload runs twice: in a folder with no",
+        "project config, and in one holding both tools' own (`.flinktune.yaml`, `.yamllint`).",
         "",
         *(f"- {k}: {v}" for k, v in meta.items()),
         "",
@@ -198,7 +228,7 @@ def main() -> None:
                      f"{row['min_cpu_s']:.3f} | {row['repeat']} | {row['exit_code']} |")
     lines.append("")
     for install in installs:
-        for workload in workloads:
+        for workload in dict.fromkeys(str(r["workload"]) for r in rows):
             mine = [r for r in rows if (r["install"], r["workload"]) == (install, workload)]
             ft = next(r for r in mine if r["tool"] == "flinktune lint")
             yl = next(r for r in mine if r["tool"] == "yamllint")

@@ -99,7 +99,7 @@ FOUND_AND_FIXED = (
     ("analysis/plan.py load_plan/parse_plan", "ValueError/RecursionError from json.loads; OverflowError "
      "on parallelism Infinity/1e999", "MetricsError"),
     ("cli/recommend_cmd.py _load_plan", "ValueError from json.loads on --plan", "ConfigError"),
-    ("advise/environment.py load_profile", "PyYAML constructor errors / deep nesting in --profile",
+    ("situation/environment.py read_profile", "PyYAML constructor errors / deep nesting in --profile",
      "ConfigError"),
     ("rules/lang.py tokenize", "ValueError on '²' (str.isdigit accepts it, int() does not)",
      "ASCII digits only (fixed by the rules owner the same hour)"),
@@ -110,7 +110,7 @@ FOUND_AND_FIXED = (
      "wrongly, a whole vertex lost", "quote='\"', escape='\"' (RFC 4180)"),
     ("units.py parse_bandwidth_bytes_per_s", "5 s per call on a 4,000-digit bandwidth (quadratic regex "
      "backtracking; --bandwidth, profiles); .inf/1e999 accepted", "at most 64 characters; finite only"),
-    ("units.py parse_float, advise/environment.py parse_parameter", "OverflowError: float() of a "
+    ("units.py parse_float, situation/environment.py parse_parameter", "OverflowError: float() of a "
      "400-digit YAML integer in a profile", "ValueSyntaxError / UsageError"),
     ("analysis/load.py parquet_schema_ddl", "a list<int64> ts column was read as bigint (list types have "
      "a value_type too), then Spark failed with 'An error occurred while calling o750.collectToPython.'",

@@ -271,6 +271,10 @@ def parse_bandwidth_bytes_per_s(text: str | float) -> float:
     if len(str(text)) > 64:
         raise ValueSyntaxError(f"bandwidth '{str(text)[:64]}...' is too long to be a bandwidth")
     match = _BANDWIDTH.match(str(text))
+    if match is not None and not match.group(2) and not match.group(3) and "/" not in str(text):
+        # The one unit rule (parse_bandwidth): "10" meant 10 B/s here and 10 Gbit/s elsewhere.
+        bare = str(text).strip()
+        raise ValueSyntaxError(f"bandwidth '{bare}' has no unit; write {bare}Gbit/s or {bare}MB/s")
     if match is None:
         raise ValueSyntaxError(f"bandwidth '{text}' is not like 10Gbit/s, 1.25GB/s or 100Mbps")
     number = float(match.group(1))
@@ -281,3 +285,77 @@ def parse_bandwidth_bytes_per_s(text: str | float) -> float:
     if not 0 < value < float("inf"):
         raise ValueSyntaxError(f"bandwidth '{text}' must be a positive, finite number")
     return value
+
+
+# ---------------------------------------------------------------------------------------------
+# The one unit rule for what users type outside Flink's own options (flags, profiles, the
+# `collect --interval`): a duration or a bandwidth must carry its unit, because a bare number meant
+# milliseconds in one place and seconds or bytes per second in another. Zero needs no unit. Sizes
+# follow Flink's MemorySize: a bare number is bytes. (docs/model.md, "Units".)
+
+def _bare_number_text(value: object) -> str | None:
+    """The text of ``value`` when it is a plain number (a YAML number or digits only), else None."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        return str(int(value)) if value.is_integer() and abs(value) < 1e15 else repr(value)
+    text = str(value).strip()
+    if len(text) <= 64 and re.fullmatch(r"[+-]?([0-9]*\.?[0-9]+)([eE][+-]?[0-9]+)?", text):
+        return text
+    return None
+
+
+def parse_duration_s(value: str | int | float, *, what: str,
+                     special: dict[str, float] | None = None) -> float:
+    """Seconds from ``2ms``, ``0.5ms``, ``1.5s``, ``20us``; a bare number other than 0 is refused:
+    ``--rtt: '5' has no unit; write 5ms or 5s``. ``special`` maps words (``off``) to values."""
+    if isinstance(value, bool) or value is None:
+        raise ValueSyntaxError(f"{what}: {value!r} is not a duration")
+    text = str(value).strip()
+    if special and text.lower() in special:
+        return special[text.lower()]
+    bare = _bare_number_text(value)
+    if bare is not None:
+        try:
+            number = float(bare)
+        except OverflowError:
+            raise ValueSyntaxError(f"{what}: '{bare[:64]}' is too large") from None
+        if number == 0:
+            return 0.0
+        raise ValueSyntaxError(f"{what}: '{bare}' has no unit; write {bare}ms or {bare}s")
+    parsed = split_decimal_time(text[:200])
+    if parsed is None or parsed[1] is None:
+        raise ValueSyntaxError(f"{what}: '{text[:64]}' is not a duration like 2ms, 0.5ms or 1s")
+    number, unit = parsed
+    seconds = number * SECONDS_PER_TIME_UNIT[unit]
+    if seconds != seconds or seconds == float("inf"):
+        raise ValueSyntaxError(f"{what}: '{text[:64]}' is not a finite duration")
+    return seconds
+
+
+def parse_bandwidth(value: str | int | float, *, what: str) -> float:
+    """Bytes per second from ``10Gbit/s``, ``1.25GB/s``, ``100Mbps``; a bare number is refused:
+    ``--bandwidth: '10' has no unit; write 10Gbit/s or 10MB/s``."""
+    if isinstance(value, bool) or value is None:
+        raise ValueSyntaxError(f"{what}: {value!r} is not a bandwidth")
+    bare = _bare_number_text(value)
+    if bare is not None:
+        raise ValueSyntaxError(f"{what}: '{bare}' has no unit; write {bare}Gbit/s or {bare}MB/s")
+    try:
+        return parse_bandwidth_bytes_per_s(str(value))
+    except ValueSyntaxError as error:
+        raise ValueSyntaxError(f"{what}: {error.message}") from None
+
+
+def parse_size_bytes(value: str | int | float, *, what: str) -> int:
+    """Bytes as Flink's MemorySize reads them (``32kb``, ``1g``; a bare number is bytes)."""
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if isinstance(value, float):
+        raise ValueSyntaxError(f"{what}: '{value}' is not a whole number of bytes (write e.g. 512b or 2kb)")
+    try:
+        return parse_memory_size(value if isinstance(value, int) else str(value)).bytes
+    except ValueSyntaxError as error:
+        raise ValueSyntaxError(f"{what}: {error.message}") from None

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from flinktune.advise.engine import Change, Effect, Recommendation, recommend
-from flinktune.advise.environment import Environment, load_profile, parse_parameters
+from flinktune.situation.environment import Environment, load_profile, parse_parameters
 
 __all__ = ["Change", "Effect", "Environment", "Recommendation", "load_profile", "parse_parameters",
            "recommend"]

@@ -38,6 +38,11 @@ class Measured:
     cause: str | None                     # flinktune.analysis cause class
     channels: str | None                  # some | all | unknown (floating vs exclusive usage)
     evidence: tuple[str, ...] = ()
+    # Where the in-flight data sits (receivers of back-pressured exchanges vs the senders' queues).
+    in_pool_usage: float | None = None        # receivers' inPoolUsage (max of the vertex means)
+    out_pool_usage: float | None = None       # back-pressured senders' outPoolUsage (max of means)
+    backpressured_exchanges: int = 0          # back-pressured vertices = exchanges with full queues
+    remote_in_bytes_per_s: float | None = None  # the busiest TaskManager's received network bytes/s
 
     @property
     def not_network(self) -> bool:
@@ -47,7 +52,10 @@ class Measured:
         return {"job": self.job, "parallelism": self.parallelism, "rate_per_subtask": self.rate_per_subtask,
                 "record_bytes": self.record_bytes, "buffer_fill": self.buffer_fill, "skew": self.skew,
                 "origin": self.origin, "cause": self.cause, "channels": self.channels,
-                "evidence": list(self.evidence)}
+                "evidence": list(self.evidence), "in_pool_usage": self.in_pool_usage,
+                "out_pool_usage": self.out_pool_usage,
+                "backpressured_exchanges": self.backpressured_exchanges,
+                "remote_in_bytes_per_s": self.remote_in_bytes_per_s}
 
 
 def measured_from_analysis(result: Any, segment_bytes: int) -> Measured:
@@ -78,8 +86,26 @@ def measured_from_analysis(result: Any, segment_bytes: int) -> Measured:
         first = job.origins[0]
         origin, cause, channels = first.name, first.cause, first.channels
         evidence.extend(first.evidence)
+    # Receivers of back-pressured exchanges: back-pressured vertices with input, and the origins.
+    origin_keys = {getattr(o, "vertex_key", o.name) for o in job.origins}
+
+    def fact(v: Any, name: str) -> Any:
+        return getattr(v, name, None)
+
+    receivers = [v for v in vertices if fact(v, "has_remote_input") and fact(v, "in_pool_mean") is not None
+                 and (fact(v, "backpressured") or fact(v, "vertex_key") in origin_keys)]
+    senders = [v for v in vertices if fact(v, "backpressured") and fact(v, "out_pool_mean") is not None]
+    per_tm: dict[str, float] = {}
+    for v in vertices:
+        for s in getattr(v, "subtasks", ()):
+            if getattr(s, "bytes_in_remote_per_s", None):
+                per_tm[s.tm_id or "?"] = per_tm.get(s.tm_id or "?", 0.0) + s.bytes_in_remote_per_s
     return Measured(job.job_name or job.job_id or job.job_key, parallelism, rate, record, fill, skew,
-                    origin, cause, channels, tuple(evidence))
+                    origin, cause, channels, tuple(evidence),
+                    in_pool_usage=max((v.in_pool_mean for v in receivers), default=None),
+                    out_pool_usage=max((v.out_pool_mean for v in senders), default=None),
+                    backpressured_exchanges=sum(1 for v in vertices if fact(v, "backpressured")),
+                    remote_in_bytes_per_s=max(per_tm.values(), default=None))
 
 
 def measure(inputs: Sequence[str], *, plan_path: str | None, version: FlinkVersion, slots: int,

@@ -24,6 +24,7 @@ from flinktune.config.effective import EffectiveConfig
 from flinktune.config.types import ConfigDocument, ConfigEntry, ConfigFormat, ConfigValue
 from flinktune.errors import FlinktuneError, ModelInputError
 from flinktune.model import buffers as mb
+from flinktune.model.batch import BatchDemand, batch_taskmanager_buffers, stage_bound
 from flinktune.model.memory import TaskManagerMemory, derive_taskmanager_memory, taskmanager_memory_options
 from flinktune.model.timeout_mode import BufferTimeoutMode, buffer_timeout_mode
 from flinktune.versions import FlinkVersion
@@ -38,6 +39,7 @@ KEY_SEGMENT = "taskmanager.memory.segment-size"
 KEY_SLOTS = "taskmanager.numberOfTaskSlots"
 KEY_PARALLELISM = "parallelism.default"
 KEY_RUNTIME_MODE = "execution.runtime-mode"
+KEY_BATCH_SHUFFLE_MODE = "execution.batch-shuffle-mode"
 KEY_TIMEOUT_OLD = "execution.buffer-timeout"
 KEY_TIMEOUT_INTERVAL = "execution.buffer-timeout.interval"
 KEY_TIMEOUT_ENABLED = "execution.buffer-timeout.enabled"
@@ -76,6 +78,8 @@ class Job:
     multi_input_vertices: tuple[str, ...] = ()
     # Where each subtask ran ((vertex_id, subtask) -> TaskManager), from the dump's job.json.
     placement: mb.Placement | None = None
+    exchanges_source: str = "default"  # plan | flag | profile | project | default (the bound)
+    deployment: str = "standalone"     # where the legacy heap keys go (flinktune.situation.legacy)
 
     @property
     def per_taskmanager(self) -> int:
@@ -191,6 +195,9 @@ class ConfigState:
             if self.exists(key):
                 out[key] = value
         out.update(self.memory_overlay)
+        legacy = legacy_heap(out, self.version, self.job.deployment)
+        if legacy is not None:
+            out[legacy[1]] = legacy[2]
         return out
 
     @property
@@ -206,8 +213,47 @@ class ConfigState:
             return None, error.message
 
     @property
+    def batch_demand(self) -> BatchDemand | None:
+        """A blocking batch job's demand per pipelined region (model.batch); None otherwise."""
+        return self.batch_demand_for(self.settings)
+
+    def batch_demand_for(self, settings: mb.BufferSettings) -> BatchDemand | None:
+        """``batch_demand`` with other buffer settings (what-if sizing of sort-shuffle.min-buffers)."""
+        job = self.job
+        if job.workload != "batch":
+            return None
+        try:
+            mode = (self.eff.string(KEY_BATCH_SHUFFLE_MODE) or "").upper() if self.is_set(
+                KEY_BATCH_SHUFFLE_MODE) else ""
+        except FlinktuneError:
+            mode = ""
+        if mode not in ("", "ALL_EXCHANGES_BLOCKING"):
+            return None
+        if job.graph is not None:
+            if not any(e.partition_type is mb.PartitionType.BLOCKING for e in job.graph.edges):
+                return None
+            if job.placement is not None:
+                try:
+                    return batch_taskmanager_buffers(job.graph, settings, job.slots, placement=job.placement)
+                except ModelInputError:
+                    pass
+            return batch_taskmanager_buffers(job.graph, settings, job.slots, taskmanagers=job.taskmanagers)
+        inputs = 1 if job.exchanges <= 1 else 2
+        return stage_bound(job.parallelism, job.slots, job.taskmanagers, settings, inputs=inputs)
+
+    def fit(self, total_buffers: int) -> mb.NetworkFit:
+        """Flink's verdict on the demand (a batch job fails at its first stage that does not fit)."""
+        batch = self.batch_demand
+        if batch is not None:
+            return batch.fit(total_buffers, self.segment_bytes)
+        return mb.fits(self.demand, total_buffers, self.segment_bytes)
+
+    @property
     def demand(self) -> mb.TaskManagerBuffers:
         """Buffers the busiest TaskManager needs: from the plan, else the worst case (model.buffers)."""
+        batch = self.batch_demand
+        if batch is not None:
+            return batch.busiest
         settings = self.settings
         job = self.job
         if job.graph is not None:
@@ -269,6 +315,28 @@ class ConfigState:
             out["network_available_bytes"] = float(memory.network_buffers * seg)
             out["task_heap_bytes"] = float(memory.task_heap_bytes)
         return out
+
+
+LEGACY_HEAP_KEYS = ("taskmanager.heap.size", "taskmanager.heap.mb")
+
+
+def legacy_heap(values: Mapping[str, ConfigValue], version: FlinkVersion,
+                deployment: str = "standalone") -> tuple[str, str, str] | None:
+    """(legacy key, the key Flink maps it to, value) when a pre-1.10 TaskManager heap key sizes the
+    TaskManager, as flinktune.situation.legacy maps it (standalone: total Flink memory; Kubernetes
+    / YARN: process size; only when the new key is not set; 1.x only)."""
+    from flinktune.config.types import ConfigEntry
+    from flinktune.situation.legacy import legacy_heap_entries
+
+    entries = tuple(ConfigEntry(k, v, "" if v is None else str(v), "<values>", 0) for k, v in values.items())
+    doc = ConfigDocument(path="<values>", format=ConfigFormat.FLAT, entries=entries)
+    mapped, _notes = legacy_heap_entries(doc, version, deployment, lambda key: values.get(key) is not None)
+    for entry in mapped:
+        if entry.key.startswith("taskmanager."):
+            legacy = "taskmanager.heap.size" if values.get("taskmanager.heap.size") is not None \
+                else "taskmanager.heap.mb"
+            return legacy, entry.key, str(entry.value)
+    return None
 
 
 METRICS: dict[str, tuple[str, str]] = {

@@ -24,6 +24,7 @@ import contextlib
 import hashlib
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -186,6 +187,20 @@ def _recording(cache: ClassCache) -> Path:
     return cache.directory / f"spark-{cache.key}.classlist.{os.getpid()}.part"
 
 
+def drop_recording(cache: ClassCache | None) -> None:
+    """Remove this process's class list (an interrupted run: the list is incomplete)."""
+    if cache is not None:
+        _recording(cache).unlink(missing_ok=True)
+
+
+def first_build_pending(cache: ClassCache | None) -> bool:
+    """Whether a run now would record a class list and then start the archive build (no archive,
+    no build under way): the one-time background work the CLI tells the user about."""
+    if cache is None or cache.archive.is_file():
+        return False
+    return not (_lock_held(cache) or cache.class_list.exists())
+
+
 def start_build(cache: ClassCache, jvm_pid: int, classpath: str, jvm_args: list[str], java: str) -> bool:
     """After a recording run: hand the class list to a detached, low-priority builder that waits
     for the driver JVM to exit (the list is complete then), builds the archive and renames it into
@@ -301,10 +316,23 @@ def _wait_for_exit(pid: int, timeout_s: float) -> None:
         time.sleep(0.5)
 
 
+class _Ended(Exception):
+    """The builder was asked to stop (SIGTERM, SIGHUP, SIGINT)."""
+
+
+def _raise_ended(_signum: int, _frame: object) -> None:
+    raise _Ended()
+
+
 def _builder_main(directory: str, key: str, jvm_pid: str, parent_pid: str) -> int:
     cache = ClassCache(Path(directory), key)
+    # Ended from outside (logout, shutdown, kill): unwind through the finally blocks so no
+    # half-written archive, class list or lock is left (subprocess.run kills `java -Xshare:dump`).
+    for signum in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
+        signal.signal(signum, _raise_ended)
     with contextlib.suppress(OSError):
         os.nice(19)
+    built = False
     try:
         _wait_for_exit(int(parent_pid), 600)
         _wait_for_exit(int(jvm_pid), 120)
@@ -315,14 +343,14 @@ def _builder_main(directory: str, key: str, jvm_pid: str, parent_pid: str) -> in
             return 1
         os.replace(part, cache.class_list)
         built = build(cache, cache.class_list, java, classpath, args)
-    except (OSError, ValueError, IndexError):
+    except (OSError, ValueError, IndexError, _Ended):
         built = False
     finally:
         cache.class_list.unlink(missing_ok=True)
-    # The .args file stays beside a built archive: it names the class path the archive is for.
-    if not built:
-        (cache.directory / f"spark-{key}.args").unlink(missing_ok=True)
-    cache.lock.unlink(missing_ok=True)
+        # The .args file stays beside a built archive: it names the class path the archive is for.
+        if not built:
+            (cache.directory / f"spark-{key}.args").unlink(missing_ok=True)
+        cache.lock.unlink(missing_ok=True)
     return 0 if built else 1
 
 

@@ -370,3 +370,28 @@ __all__ = [
     "find_origins",
     "vertex_items",
 ]
+
+
+# The measurements a verdict rests on (docs/analysis.md): without back pressure on any vertex there
+# is no basis for "nothing holds this job back". Names as the dump schema spells them.
+JUDGING_METRICS: tuple[tuple[str, str], ...] = (
+    ("backPressuredTimeMsPerSecond", "bp_ratio_max"),
+    ("busyTimeMsPerSecond", "busy_max"),
+    ("outPoolUsage", "out_pool_mean"),
+)
+
+
+def missing_judging_metrics(job: JobDiagnosis) -> tuple[str, ...]:
+    """The judging metrics that no vertex of ``job`` has."""
+    return tuple(
+        metric for metric, attr in JUDGING_METRICS if all(getattr(v, attr) is None for v in job.vertices)
+    )
+
+
+def job_status(job: JobDiagnosis) -> str:
+    """``back-pressured``, ``healthy`` or ``cannot-judge`` (no vertex has a back-pressure measure)."""
+    if "backPressuredTimeMsPerSecond" in missing_judging_metrics(job):
+        return "cannot-judge"
+    if job.origins or any(v.backpressured for v in job.vertices):
+        return "back-pressured"
+    return "healthy"

@@ -10,14 +10,15 @@ from __future__ import annotations
 import dataclasses
 import math
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from flinktune.analysis import aggregate, load
+from flinktune.analysis import aggregate, load, names
 from flinktune.analysis.diagnose import Environment, JobDiagnosis, build_vertices, diagnose_job
 from flinktune.analysis.facts import bp_level, pivot_subtasks, series_from_rows
 from flinktune.analysis.plan import JobPlan, find_plan_beside, load_plan
+from flinktune.analysis.timeline import JobTimeline
 from flinktune.errors import MetricsError, UsageError
 from flinktune.findings import Finding
 from flinktune.versions import DEFAULT_VERSION, FlinkVersion
@@ -45,6 +46,8 @@ class AnalysisOptions:
     env: Environment = field(default_factory=Environment)
     version: FlinkVersion = DEFAULT_VERSION
     rule_dirs: tuple[str, ...] = ()
+    # Keep per-subtask time series (analysis/timeline.py) for reports that draw them.
+    timeline: bool = False
 
 
 @dataclass(frozen=True)
@@ -55,6 +58,8 @@ class AnalysisResult:
     samples: int
     notes: tuple[str, ...] = ()
     findings: tuple[Finding, ...] = ()
+    timelines: Mapping[str, JobTimeline] = field(default_factory=dict)  # by job_key, when asked
+    plan: JobPlan | None = None  # the job graph read (edges, ship strategies), for reports that draw it
 
 
 def _dkey(row: dict[str, object]) -> tuple[object, object, object]:
@@ -76,6 +81,44 @@ def parse_warmup(text: str) -> tuple[float, int | None]:
         return 0.0, int(parse_duration(t).ms)
     except Exception:
         raise UsageError(f"--warmup {text}: expected a share like 10% or a duration like 30s") from None
+
+
+def jobs_in_dump(
+    spark: SparkSession,
+    inputs: Sequence[load.InputSet],
+    prescanned: dict[load.InputSet, load.DumpNames | None] | None = None,
+    limit: int = 20,
+) -> list[str]:
+    """The jobs a dump holds (name, with the id when both are known), for the message when
+    ``--job`` matches none of them. Runs only on that error path."""
+    df = load.load_canonical(spark, inputs, load.Filters(), prescanned=prescanned)
+    rows = df.select("job_id", "job_name").distinct().limit(limit + 1).collect()
+    names = set()
+    for r in rows:
+        name, jid = r["job_name"], r["job_id"]
+        if name and jid:
+            names.add(f"{name} ({jid})")
+        elif name or jid:
+            names.add(str(name or jid))
+    listed = sorted(names)
+    return listed[:limit] + (["..."] if len(listed) > limit else [])
+
+
+def _no_such_job(
+    spark: SparkSession,
+    options: AnalysisOptions,
+    inputs: Sequence[load.InputSet],
+    prescanned: dict[load.InputSet, load.DumpNames | None] | None,
+) -> MetricsError | None:
+    """With ``--job`` set and nothing left after filtering: the error that lists the dump's jobs."""
+    if not options.job:
+        return None
+    try:
+        held = jobs_in_dump(spark, inputs, prescanned)
+    except Exception:  # the listing is a courtesy; the plain error still stands
+        return None
+    listed = ", ".join(held) if held else "none (the dump has no job_id/job_name columns)"
+    return MetricsError(f"no job '{options.job}' in the dump; it holds: {listed}", file=inputs[0].paths[0])
 
 
 def _bounds(spark: SparkSession, df, inputs: Sequence[load.InputSet]) -> tuple[int, int]:  # type: ignore[no-untyped-def]
@@ -133,10 +176,23 @@ def prescan_inputs(inputs: Sequence[load.InputSet]) -> dict[load.InputSet, load.
     return out
 
 
+def timeline_slots(slots: DataFrame) -> DataFrame:
+    """The slot rows of the timeline gauges only (a few per subtask and slot), tagged "tl"."""
+    from pyspark.sql import functions as F
+
+    from flinktune.analysis.timeline import METRIC_INDEXES
+
+    index = F.expr(f"mkey DIV {names.RANK_SPAN}")
+    return slots.where(index.isin(list(METRIC_INDEXES))).select(
+        "job_hash", "vertex_hash", "subtask_index", "mkey", "slot", "n", "s", "t0", "t1"
+    ).withColumn("kind", F.lit("tl"))
+
+
 def _collect_local(
     slots_df: DataFrame, desc_df: DataFrame, warm_frac: float, warm_ms: int | None
-) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """One Spark action: the slot table and the descriptors as Arrow; the series summary in numpy."""
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]], dict[str, Any]]:
+    """One Spark action: the slot table and the descriptors as Arrow; the series summary in numpy.
+    The slot columns come back too (the time series of the HTML report read them)."""
     import pyarrow.compute as pc
     from pyspark.sql import functions as F
 
@@ -151,7 +207,7 @@ def _collect_local(
     rows = series_local.series_rows(columns, warm_frac, warm_ms)
     desc_t = table.filter(pc.invert(is_slot))
     desc_cols = ["job_hash", "vertex_hash", "subtask_index", "job_key", "vertex_key", *aggregate.CARRIED]
-    return rows, desc_t.select(desc_cols).to_pylist()
+    return rows, desc_t.select(desc_cols).to_pylist(), columns
 
 
 def run_analysis(
@@ -191,17 +247,21 @@ def run_analysis(
         desc_df = aggregate.descriptors(canon, desc_since).withColumn("kind", F.lit("desc"))
         bound = _slot_rows_bound(inputs, prescanned, options.slots)
         if bound is not None and bound <= LOCAL_FINISH_MAX_ROWS:
-            series_rows, desc_rows = _collect_local(slots, desc_df, warm_frac, warm_ms)
+            series_rows, desc_rows, slot_columns = _collect_local(slots, desc_df, warm_frac, warm_ms)
         else:
             # One Spark job: scan, slot aggregation, warm-up trim, per-series summary, names.
             trimmed = aggregate.trim_warmup(slots, warm_frac, warm_ms)
             series_df = aggregate.series_stats(trimmed).withColumn("kind", F.lit("series"))
-            rows = [
-                r.asDict(recursive=True)
-                for r in series_df.unionByName(desc_df, allowMissingColumns=True).collect()
-            ]
+            union = series_df.unionByName(desc_df, allowMissingColumns=True)
+            if options.timeline:
+                # The few timeline gauges of the slot table ride along in the same job.
+                union = union.unionByName(timeline_slots(slots), allowMissingColumns=True)
+            rows = [r.asDict(recursive=True) for r in union.collect()]
             series_rows = [r for r in rows if r["kind"] == "series"]
             desc_rows = [r for r in rows if r["kind"] == "desc"]
+            tl_rows = [r for r in rows if r["kind"] == "tl"]
+            slot_columns = {c: [r[c] for r in tl_rows] for c in ("job_hash", "vertex_hash", "subtask_index",
+                                                                 "mkey", "slot", "n", "s", "t0", "t1")}
         desc = aggregate.pick_descriptors(desc_rows)
         if any(_dkey(r) not in desc for r in series_rows):
             # A subtask silent at the end of the window (finished, failed): look at all of it.
@@ -213,12 +273,18 @@ def run_analysis(
                 r[c] = d.get(c)
         series_rows = [r for r in series_rows if r["vertex_key"] is not None]
     except MetricsError:
+        missing_job = _no_such_job(spark, options, inputs, prescanned)
+        if missing_job is not None:
+            raise missing_job from None
         raise
     except Exception as error:
         raise MetricsError(
             f"cannot analyse the dump: {load._first_error_line(error)}", file=inputs[0].paths[0]
         ) from None
     if not series_rows:
+        missing_job = _no_such_job(spark, options, inputs, prescanned)
+        if missing_job is not None:
+            raise missing_job
         raise MetricsError(
             "dump holds no rows of metrics flinktune reads (backPressuredTimeMsPerSecond, "
             "busyTimeMsPerSecond, outPoolUsage, ...) after filtering",
@@ -291,6 +357,13 @@ def run_analysis(
             )
         )  # type: ignore[arg-type]
     notes = () if plan_file else ("no job plan found",)
+    timelines: dict[str, JobTimeline] = {}
+    if options.timeline:
+        from flinktune.analysis import timeline
+
+        timelines = timeline.build(
+            slot_columns, desc, lo, slot_ms, warm_frac, warm_ms, plan.id_for if plan is not None else None
+        )
     say("applying the analysis rules")
     findings = findings_for(jobs, options, inputs[0].paths[0])
     return AnalysisResult(
@@ -300,6 +373,8 @@ def run_analysis(
         samples=sum(s.n for s in series),
         notes=notes,
         findings=tuple(findings),
+        timelines=timelines,
+        plan=plan,
     )
 
 
@@ -374,12 +449,23 @@ def analyze(
     say(f"starting Spark ({master})")
     from concurrent.futures import ThreadPoolExecutor
 
-    # The footers and dictionaries are read (pyarrow) while the JVM starts.
-    with ThreadPoolExecutor(max_workers=1) as pool:
-        pending = pool.submit(prescan_inputs, inputs)
-        session = build_session(master, conf, input_bytes=load.local_input_bytes(inputs))
-        prescanned = pending.result()
+    session = None
     try:
-        return run_analysis(session, options, progress, prescanned)
-    finally:
-        after_run(session)
+        # The footers and dictionaries are read (pyarrow) while the JVM starts.
+        with ThreadPoolExecutor(max_workers=1) as pool:
+            pending = pool.submit(prescan_inputs, inputs)
+            session = build_session(master, conf, input_bytes=load.local_input_bytes(inputs))
+            prescanned = pending.result()
+        result = run_analysis(session, options, progress, prescanned)
+    except Exception:
+        if session is not None:
+            after_run(session)
+        raise
+    except BaseException:
+        # Ctrl-C / SIGTERM: end the JVM this run started (and its temp folders); no cache build.
+        from flinktune.analysis.session import stop_started_processes
+
+        stop_started_processes()
+        raise
+    after_run(session)
+    return result

@@ -43,7 +43,7 @@ SIDE_FILES = {"plan.json", "ground_truth.json", "job-vertices.json"}
 class InputSet:
     """Paths of one format, read together."""
 
-    fmt: str  # parquet | csv | json | prometheus
+    fmt: str  # parquet | csv | json | prometheus | prometheus_range
     paths: tuple[str, ...]
 
 
@@ -128,6 +128,16 @@ def resolve_inputs(items: Sequence[str]) -> list[InputSet]:
             raise MetricsError("no such file or folder", file=item)
     if not by_fmt:
         raise MetricsError("no metrics files to read")
+    if "json" in by_fmt:
+        # Saved Prometheus query_range answers share the .json extension with JSON lines.
+        from flinktune.analysis.prometheus_range import is_range_file
+
+        ranges = [p for p in by_fmt["json"] if not _is_remote(p) and is_range_file(p)]
+        if ranges:
+            by_fmt["prometheus_range"] = ranges
+            by_fmt["json"] = [p for p in by_fmt["json"] if p not in ranges]
+            if not by_fmt["json"]:
+                del by_fmt["json"]
     return [InputSet(fmt, tuple(paths)) for fmt, paths in by_fmt.items()]
 
 
@@ -375,6 +385,10 @@ def read_raw(spark: SparkSession, inputs: Sequence[InputSet]) -> list[DataFrame]
                 frames.append(_read_csv(spark, inp.paths))
             elif inp.fmt == "json":
                 frames.append(_read_json(spark, inp.paths))
+            elif inp.fmt == "prometheus_range":
+                from flinktune.analysis import prometheus_range
+
+                frames.append(prometheus_range.read_frame(spark, inp.paths))
             else:
                 frames.append(_read_prometheus(spark, inp.paths))
         except MetricsError:

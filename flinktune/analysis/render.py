@@ -10,7 +10,7 @@ import io
 import json
 from typing import Any
 
-from flinktune.analysis.diagnose import JobDiagnosis
+from flinktune.analysis.diagnose import JobDiagnosis, job_status, missing_judging_metrics
 from flinktune.analysis.job import AnalysisResult
 from flinktune.findings import Finding
 
@@ -43,10 +43,19 @@ def finding_to_dict(finding: Finding) -> dict[str, Any]:
     }
 
 
+def job_title(job: JobDiagnosis) -> str:
+    """The job's name, else its id, else what the dump calls it; never blank (a dump without job
+    columns names no job)."""
+    return job.job_name or job.job_id or job.job_key or "(the dump names no job)"
+
+
 def job_to_dict(job: JobDiagnosis) -> dict[str, Any]:
     return {
         "job_id": job.job_id,
         "job_name": job.job_name,
+        # healthy | back-pressured | cannot-judge (the dump lacks the metrics a verdict rests on)
+        "status": job_status(job),
+        "missing_metrics": list(missing_judging_metrics(job)),
         "has_plan": job.has_plan,
         "single_sample": job.single_sample,
         "window_ms": list(job.window_ms) if job.window_ms else None,
@@ -127,6 +136,8 @@ def render_json(result: AnalysisResult, tool_version: str = "") -> str:
 
 
 def _headline(job: JobDiagnosis) -> list[str]:
+    if job_status(job) == "cannot-judge":
+        return [f"Cannot judge: the dump lacks {', '.join(missing_judging_metrics(job))}."]
     if not job.origins:
         if any(v.backpressured for v in job.vertices):
             return ["Back pressure found, origin unclear (see notes)."]
@@ -158,7 +169,7 @@ def render_text(result: AnalysisResult, color: bool = False, width: int = 140) -
     buf = io.StringIO()
     console = Console(file=buf, force_terminal=color, no_color=not color, width=width, highlight=False)
     for job in result.jobs:
-        title = job.job_name or job.job_id or job.job_key
+        title = job_title(job)
         console.print(
             f"[bold]Job {title}[/bold]" + (f" ({job.job_id})" if job.job_id and job.job_name else "")
         )
@@ -221,7 +232,7 @@ def render_text(result: AnalysisResult, color: bool = False, width: int = 140) -
 def render_markdown(result: AnalysisResult) -> str:
     out: list[str] = ["# flinktune analyze", ""]
     for job in result.jobs:
-        out.append(f"## Job {job.job_name or job.job_id or job.job_key}")
+        out.append(f"## Job {job_title(job)}")
         out.append("")
         out.extend(_headline(job))
         out.append("")

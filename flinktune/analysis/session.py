@@ -10,9 +10,13 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
+import signal
+import subprocess
 import sys
+import threading
+import time
 from collections.abc import Iterator, Mapping
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from flinktune.analysis import class_cache
 from flinktune.errors import MetricsError
@@ -89,16 +93,155 @@ def build_session(
         builder = builder.config(key, value)
     quiet = os.environ.get("FLINKTUNE_SPARK_VERBOSE", "") in ("", "0")
     try:
-        with _stderr_silenced(quiet):
+        with _stderr_silenced(quiet), _tracked_gateway(), _signal_handlers_kept():
             spark = builder.getOrCreate()
     except Exception as error:  # py4j/JVM start-up failures carry multi-line Java text
+        stop_started_processes()
         first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
         raise MetricsError(
             f"cannot start Spark (master {master}): {first} "
             "(set FLINKTUNE_SPARK_VERBOSE=1 to see Spark's own log)"
         ) from None
+    except BaseException:  # Ctrl-C / SIGTERM while the JVM starts
+        stop_started_processes()
+        raise
     spark.sparkContext.setLogLevel(settings.get("spark.log.level", "OFF"))
     return spark
+
+
+# The py4j gateway JVMs this process started (spark-submit execs the JVM in the same process, so
+# the Popen is the JVM). Each runs in a session of its own: a terminal's Ctrl-C does not reach it,
+# and its whole process group (the launcher, the JVM, any worker it forks) can be ended at once.
+_started: list[subprocess.Popen[bytes]] = []
+# How long a JVM gets after SIGTERM to run its shutdown hooks (they delete its spark-* temp
+# folders) before SIGKILL.
+STOP_GRACE_S: Final[float] = 10.0
+
+
+class _GatewayPopen(subprocess.Popen):  # type: ignore[type-arg]
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs["start_new_session"] = True
+        super().__init__(*args, **kwargs)
+        _started.append(self)
+
+
+@contextlib.contextmanager
+def _tracked_gateway() -> Iterator[None]:
+    """pyspark starts the gateway inside ``getOrCreate`` and hands its Popen back only when the
+    JVM is up; a signal in between would lose it (the JVM then outlives us, re-parented to PID 1).
+    So the Popen pyspark calls records each process as it starts."""
+    try:
+        from pyspark import java_gateway
+    except ImportError:
+        yield
+        return
+    original = getattr(java_gateway, "Popen", None)
+    if original is None:
+        yield
+        return
+    java_gateway.Popen = _GatewayPopen  # type: ignore[attr-defined,misc]
+    try:
+        yield
+    finally:
+        java_gateway.Popen = original  # type: ignore[attr-defined]
+
+
+@contextlib.contextmanager
+def _signal_handlers_kept() -> Iterator[None]:
+    """pyspark replaces the SIGINT handler with one that cancels Spark jobs and raises
+    KeyboardInterrupt; the cancelled job then fails with a SparkException that reads like a bad
+    dump. Keep the caller's handlers instead: they stop the JVM."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    saved = {num: signal.getsignal(num) for num in (signal.SIGINT, signal.SIGTERM)}
+    # Not even for the rest of start-up: a Ctrl-C there would run pyspark's handler, whose py4j
+    # call (cancelAllJobs) waits behind the main thread's own py4j call and never returns.
+    patched = []
+    for name in ("pyspark.core.context", "pyspark.context"):
+        module = sys.modules.get(name)
+        if module is not None and getattr(module, "signal", None) is signal:
+            module.signal = _SIGINT_KEPT  # type: ignore[attr-defined]
+            patched.append(module)
+    try:
+        yield
+    finally:
+        for module in patched:
+            module.signal = signal  # type: ignore[attr-defined]
+        for num, handler in saved.items():
+            if handler is not None:
+                signal.signal(num, handler)
+
+
+class _SigintKeptModule:
+    """The ``signal`` module as pyspark's context module sees it during start-up: every call passes
+    through, except installing a SIGINT handler, which keeps the current one."""
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(signal, name)
+
+    @staticmethod
+    def signal(signum: int, handler: Any) -> Any:
+        if signum == signal.SIGINT:
+            return signal.getsignal(signum)
+        return signal.signal(signum, handler)
+
+
+_SIGINT_KEPT = _SigintKeptModule()
+
+
+def stop_started_processes() -> None:
+    """End the gateway JVMs this process started, with everything in their process groups:
+    SIGTERM (the JVM's shutdown hooks remove its spark-* temp folders), SIGKILL after
+    STOP_GRACE_S. Also drops this process's half-recorded class list. Never raises."""
+    while _started:
+        proc = _started.pop()
+        _end_group(proc)
+    with contextlib.suppress(Exception):
+        class_cache.drop_recording(class_cache.locate())
+    with contextlib.suppress(Exception):
+        from pyspark import SparkContext
+
+        # The JVM is gone: later code in this process must start a new one, not talk to a corpse.
+        SparkContext._active_spark_context = None  # type: ignore[attr-defined]
+        SparkContext._gateway = None  # type: ignore[attr-defined]
+        SparkContext._jvm = None  # type: ignore[attr-defined]
+        from pyspark.sql import SparkSession
+
+        SparkSession._instantiatedSession = None  # type: ignore[attr-defined]
+        SparkSession._activeSession = None  # type: ignore[attr-defined]
+
+
+def _end_group(proc: subprocess.Popen[bytes]) -> None:
+    for sig, wait_s in ((signal.SIGTERM, STOP_GRACE_S), (signal.SIGKILL, 5.0)):
+        try:
+            os.killpg(proc.pid, sig)
+        except (ProcessLookupError, PermissionError):
+            break  # the group is empty
+        except OSError:
+            break
+        deadline = time.monotonic() + wait_s
+        while time.monotonic() < deadline and _group_alive(proc.pid):
+            with contextlib.suppress(Exception):
+                proc.poll()  # reap the leader so the group can empty
+            time.sleep(0.05)
+        if not _group_alive(proc.pid):
+            break
+    with contextlib.suppress(Exception):
+        proc.wait(timeout=1)
+    with contextlib.suppress(Exception):
+        if proc.stdin is not None:
+            proc.stdin.close()
+
+
+def _group_alive(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return False
+    return True
 
 
 def after_run(spark: SparkSession) -> None:

@@ -6,15 +6,22 @@ pyspark is imported only inside the command, so the rest of the CLI starts fast 
 from __future__ import annotations
 
 import os
-import sys
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from flinktune.cli.common import EXIT_FINDINGS, EXIT_OK, guarded
+from flinktune.cli.common import (
+    EXIT_FINDINGS,
+    EXIT_OK,
+    class_cache_notice,
+    guarded,
+    json_output,
+    stage_progress,
+    use_color,
+)
 
-_FORMATS = ("text", "json", "markdown")
+_FORMATS = ("text", "json", "markdown", "html")
 
 
 def _parse_time_ms(text: str | None, flag: str) -> int | None:
@@ -79,7 +86,8 @@ def analyze(
     warmup: Annotated[
         str,
         typer.Option(
-            "--warmup", help="Warm-up to skip per job: a share of the window (10%) or a duration (30s)."
+            "--warmup",
+            help="Warm-up to skip per job: a share of the window, e.g. 10%, or a duration, e.g. 30s.",
         ),
     ] = "10%",
     master: Annotated[
@@ -117,9 +125,11 @@ def analyze(
     rules: Annotated[
         list[Path] | None, typer.Option("--rules", metavar="DIR", help="Extra rule folder (repeatable).")
     ] = None,
-    output_format: Annotated[str, typer.Option("--format", "-f", help="text, json or markdown.")] = "text",
+    output_format: Annotated[str, typer.Option(
+        "--format", "-f", help="text, json, markdown or html (one self-contained file).")] = "text",
     out: Annotated[
-        Path | None, typer.Option("--out", "-o", metavar="FILE", help="Write the report to FILE.")
+        Path | None,
+        typer.Option("--output", "-o", "--out", metavar="FILE", help="Write the report to FILE."),
     ] = None,
     fail_on: Annotated[
         str,
@@ -132,30 +142,50 @@ def analyze(
     no_progress: Annotated[
         bool, typer.Option("--no-progress", help="No progress display on stderr.")
     ] = False,
+    quiet: Annotated[
+        bool, typer.Option("--quiet", "-q", help="No progress and no notes on stderr; errors only.")
+    ] = False,
+    verbose: Annotated[
+        bool, typer.Option("--verbose", "-v", help="Show Spark's own log on stderr.")
+    ] = False,
+    no_color: Annotated[bool, typer.Option("--no-color", help="No colors (also: NO_COLOR set).")] = False,
 ) -> None:
-    """Find where back pressure starts in a Flink job and why, from exported metrics (runs on Spark)."""
+    """Find where back pressure starts in a Flink job and why, from exported metrics (runs on Spark).
+
+    The first run on a machine records the classes Spark loads and then starts a background
+    `java -Xshare:dump` that keeps a ~190 MB class-data archive in ~/.cache/flinktune (Spark then
+    starts about twice as fast); FLINKTUNE_CLASS_CACHE=0 turns that off. Exit codes: 0 nothing at
+    --fail-on, 1 findings at or above it, 2 bad input or a dump that cannot be judged, 130/143
+    interrupted.
+    """
 
     def run() -> int:
         from flinktune import __version__
         from flinktune.analysis import AnalysisOptions, Environment
         from flinktune.analysis import analyze as run_analyze
-        from flinktune.analysis.render import render_json, render_markdown, render_text
-        from flinktune.errors import UsageError
+        from flinktune.analysis.diagnose import job_status, missing_judging_metrics
+        from flinktune.analysis.render import job_title, render_json, render_markdown, render_text
+        from flinktune.errors import MetricsError, UsageError
         from flinktune.findings import Severity
-        from flinktune.units import parse_bandwidth_bytes_per_s, parse_duration, parse_memory_size
+        from flinktune.units import parse_bandwidth, parse_duration_s, parse_memory_size
         from flinktune.versions import parse_version
 
         fmt = output_format.lower()
         if fmt not in _FORMATS:
             raise UsageError(f"--format must be one of {', '.join(_FORMATS)}, not '{output_format}'")
+        if fmt == "html":
+            from flinktune.report.html import environment
+
+            environment()  # the html extra, checked before Spark starts
         try:
             threshold = Severity(fail_on.lower())
         except ValueError:
             raise UsageError(f"--fail-on must be error, warning or info, not '{fail_on}'") from None
         env = Environment(
             segment_bytes=parse_memory_size(segment_size).bytes,
-            bandwidth_bytes_per_s=parse_bandwidth_bytes_per_s(bandwidth) if bandwidth else None,
-            rtt_s=parse_duration(rtt).seconds if rtt else None,
+            # The one unit rule (flinktune.units): a bare number is refused, not read as B/s or ms.
+            bandwidth_bytes_per_s=parse_bandwidth(bandwidth, what="--bandwidth") if bandwidth else None,
+            rtt_s=parse_duration_s(rtt, what="--rtt") if rtt else None,
         )
         options = AnalysisOptions(
             inputs=tuple(dumps),
@@ -167,27 +197,25 @@ def analyze(
             env=env,
             version=parse_version(flink_version),
             rule_dirs=tuple(str(r) for r in rules or ()),
+            timeline=fmt == "html",
         )
         spark_conf = _parse_conf(conf)
-        if no_progress or not sys.stderr.isatty():
-            result = run_analyze(options, master=master, conf=spark_conf)
-        else:
-            from rich.console import Console
-
-            console = Console(stderr=True)
-            with console.status("flinktune analyze") as status:
-                result = run_analyze(
-                    options,
-                    master=master,
-                    conf=spark_conf,
-                    progress=lambda msg: status.update(f"flinktune analyze: {msg}"),
-                )
+        if verbose:
+            os.environ["FLINKTUNE_SPARK_VERBOSE"] = "1"
+        if not quiet:
+            class_cache_notice()
+        with stage_progress("analyze", enabled=not (quiet or no_progress)) as say:
+            result = run_analyze(options, master=master, conf=spark_conf, progress=say)
         if fmt == "json":
-            text = render_json(result, __version__)
+            text = json_output("analyze", dumps, render_json(result, __version__))
         elif fmt == "markdown":
             text = render_markdown(result)
+        elif fmt == "html":
+            from flinktune.report.html import render_analysis_html
+
+            text = render_analysis_html(result, __version__)
         else:
-            color = out is None and sys.stdout.isatty() and "NO_COLOR" not in os.environ
+            color = out is None and use_color(no_color)
             text = render_text(result, color=color)
         if out is not None:
             from flinktune.config.writer import write_file_atomic
@@ -195,6 +223,14 @@ def analyze(
             write_file_atomic(out, text.encode("utf-8"))
         else:
             typer.echo(text, nl=False)
+        unjudged = [j for j in result.jobs if job_status(j) == "cannot-judge"]
+        if unjudged:
+            # Never a pass on a dump that could not be judged (the report above says so too).
+            raise MetricsError(
+                f"cannot judge job {job_title(unjudged[0])}: the dump lacks "
+                f"{', '.join(missing_judging_metrics(unjudged[0]))} (every vertex is 'unknown')",
+                file=dumps[0],
+            )
         worst = [f for f in result.findings if f.severity.at_least(threshold)]
         return EXIT_FINDINGS if worst else EXIT_OK
 

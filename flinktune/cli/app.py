@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import gc
 import importlib
+import signal
 import sys
 from typing import TYPE_CHECKING, Any
 
@@ -86,6 +87,27 @@ def __getattr__(name: str) -> Any:
 
 
 def main() -> None:
+    from flinktune.cli.common import install_signal_handlers, interrupted_exit_code, received_signal
+
+    install_signal_handlers()
+    try:
+        _main()
+    except KeyboardInterrupt as stop:
+        # Outside a command's own handling (imports, argument parsing): still one line, 130/143.
+        from flinktune.cli.common import stop_children
+
+        stop_children()
+        code = interrupted_exit_code(getattr(stop, "signum", None))
+        sys.stderr.write(f"flinktune: interrupted by {signal.Signals(code - 128).name}\n")
+        sys.exit(code)
+    except SystemExit as done:
+        # click turns a KeyboardInterrupt it sees into "Aborted!" and exit 1.
+        if received_signal() and done.code not in (130, 143):
+            sys.exit(interrupted_exit_code())
+        raise
+
+
+def _main() -> None:
     argv = sys.argv[1:]
     if argv and argv[0] == "lint":
         # A lint is a short process whose many small objects (classes, rules, the catalog) live to

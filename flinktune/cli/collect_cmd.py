@@ -12,19 +12,22 @@ from flinktune.cli.common import EXIT_BAD_INPUT, EXIT_OK, fail, guarded
 
 
 def _seconds(text: str, flag: str) -> float:
-    from flinktune.errors import UsageError
-    from flinktune.units import parse_duration
+    # The one unit rule of every entry point (flinktune.units): a bare number is refused.
+    from flinktune.units import parse_duration_s
 
-    if text.strip().replace(".", "", 1).isdigit():
-        raise UsageError(f"{flag} {text!r} needs a unit, e.g. 5s, 500ms, 10min")
-    return parse_duration(text).seconds
+    return parse_duration_s(text, what=flag)
 
 
 def register(app: typer.Typer) -> None:
     @app.command("collect")
     def collect_command(
-        url: str = typer.Option("http://127.0.0.1:8081", "--url", help="Flink's REST endpoint (JobManager)."),
-        job: str | None = typer.Option(None, "--job", help="Job id (32 hex digits)."),
+        url: str | None = typer.Option(
+            None,
+            "--url",
+            help="Flink's REST endpoint (JobManager; default http://127.0.0.1:8081). With --prometheus: "
+            "a JobManager or HistoryServer to read the job's plan from.",
+        ),
+        job: str | None = typer.Option(None, "--job", "--job-id", help="Job id (32 hex digits)."),
         job_name: str | None = typer.Option(
             None, "--job-name", help="Job name (must match one running job)."
         ),
@@ -33,7 +36,7 @@ def register(app: typer.Typer) -> None:
         ),
         duration: str = typer.Option("10min", "--duration", help="How long to collect (e.g. 10min, 1h)."),
         out: Path = typer.Option(  # noqa: B008
-            ..., "-o", "--out", help="Folder for metrics.parquet, plan.json and job.json."
+            ..., "-o", "--output", "--out", help="Folder for metrics.parquet, plan.json and job.json."
         ),
         metric: list[str] = typer.Option(  # noqa: B008
             [],
@@ -48,18 +51,72 @@ def register(app: typer.Typer) -> None:
             max=20,
             help="Retries per request on transient errors (backoff 0.5 s, doubling).",
         ),
+        prometheus: str | None = typer.Option(
+            None, "--prometheus", help="Pull the job's history from this Prometheus server (see docs)."
+        ),
+        since: str | None = typer.Option(
+            None, "--since", help="With --prometheus: range start (ISO 8601 such as 2024-05-01T10:00:00Z)."
+        ),
+        until: str | None = typer.Option(None, "--until", help="--prometheus: range end (default: now)."),
+        last: str | None = typer.Option(None, "--last", help="--prometheus: the last DURATION, e.g. 2h."),
+        step: str = typer.Option("15s", "--step", help="--prometheus: resolution (the scrape interval)."),
+        timeout: str | None = typer.Option(
+            None, "--timeout", help="Per-request timeout (default 10s for REST, 30s for --prometheus)."
+        ),
+        plan: Path | None = typer.Option(  # noqa: B008
+            None, "--plan", help="With --prometheus: the job's plan JSON (REST /jobs/:jobid/plan)."
+        ),
+        token_file: Path | None = typer.Option(  # noqa: B008
+            None, "--token-file", help="With --prometheus: file holding a bearer token."
+        ),
+        basic_auth_file: Path | None = typer.Option(  # noqa: B008
+            None, "--basic-auth-file", help="With --prometheus: file holding user:password."
+        ),
+        ca_file: Path | None = typer.Option(  # noqa: B008
+            None, "--ca-file", help="With --prometheus: CA bundle to verify the server's TLS certificate."
+        ),
     ) -> None:
         """Poll every subtask of a running job over REST and write the canonical metrics dump.
 
-        Ctrl-C (or SIGTERM) stops early and still leaves a complete dump.
+        Ctrl-C (or SIGTERM) stops early and still leaves a complete dump (exit 130 / 143).
         """
+
+        if prometheus is not None:
+            from flinktune.cli.prometheus_collect import run_prometheus_collect
+
+            run_prometheus_collect(
+                prometheus=prometheus,
+                out=out,
+                job=job,
+                job_name=job_name,
+                flink_url=url,
+                since=since,
+                until=until,
+                last=last,
+                step=step,
+                timeout=timeout,
+                retries=retries,
+                plan=plan,
+                token_file=token_file,
+                basic_auth_file=basic_auth_file,
+                ca_file=ca_file,
+                overwrite=overwrite,
+            )
+            return
+        if any(v is not None for v in (since, until, last, plan, token_file, basic_auth_file, ca_file)):
+            fail(
+                "--since, --until, --last, --plan, --token-file, --basic-auth-file and --ca-file "
+                "go with --prometheus"
+            )
 
         def run() -> Any:
             from flinktune.collect import CollectOptions, RetryPolicy, collect
 
             options = CollectOptions(
-                retry=RetryPolicy(attempts=retries + 1),
-                url=url,
+                retry=RetryPolicy(
+                    attempts=retries + 1, timeout_s=_seconds(timeout, "--timeout") if timeout else 10.0
+                ),
+                url=url or "http://127.0.0.1:8081",
                 out_dir=out,
                 interval_s=_seconds(interval, "--interval"),
                 duration_s=_seconds(duration, "--duration"),
@@ -79,7 +136,13 @@ def register(app: typer.Typer) -> None:
             f"({result.job_id}, Flink {result.flink_version}) into {where}; plan in {result.plan_path}"
         )
         if result.stop_reason == "interrupted":
-            summary = "stopped early: " + summary
+            # One line, the shell's exit code for the signal; what was collected is a whole dump.
+            from flinktune.cli.common import interrupted_exit_code, received_signal
+
+            code = interrupted_exit_code(received_signal())
+            name = "SIGTERM" if code == 143 else "SIGINT"
+            typer.echo(f"flinktune: interrupted by {name}; stopped early: {summary}", err=True)
+            raise typer.Exit(code)
         typer.echo(summary)
         if result.stop_reason == "job-ended":
             typer.echo(f"flinktune: note: {result.detail}; collection stopped", err=True)

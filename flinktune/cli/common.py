@@ -1,9 +1,11 @@
-"""What every command shares: exit codes and turning the library's errors into one line."""
+"""What every command shares: exit codes, signals, and turning the library's errors into one line."""
 
 from __future__ import annotations
 
+import contextlib
+import signal
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import NoReturn, TypeVar
 
 from flinktune.errors import FlinktuneError
@@ -11,8 +13,78 @@ from flinktune.errors import FlinktuneError
 EXIT_OK = 0
 EXIT_FINDINGS = 1
 EXIT_BAD_INPUT = 2
+# The shell's convention for a process ended by a signal: 128 + the signal's number.
+EXIT_SIGINT = 128 + signal.SIGINT  # 130
+EXIT_SIGTERM = 128 + signal.SIGTERM  # 143
 
 T = TypeVar("T")
+
+
+class Interrupted(KeyboardInterrupt):
+    """SIGINT or SIGTERM arrived. A KeyboardInterrupt, so ``except Exception`` in library code
+    (and py4j's socket code) lets it through to the ``finally`` blocks that stop children."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+# The first signal received by this process (0: none). A library error raised after it (a Spark
+# job cancelled under us, a half-read socket) is a consequence of the interruption, not of the input.
+_received: list[int] = [0]
+
+
+def _on_signal(signum: int, _frame: object) -> None:
+    if not _received[0]:
+        _received[0] = signum
+    raise Interrupted(signum)
+
+
+def install_signal_handlers() -> None:
+    """SIGINT and SIGTERM raise ``Interrupted`` in the main thread, so the code running unwinds
+    through its ``finally`` blocks (children stopped, temp files removed) instead of dying where
+    it stands (SIGTERM's default)."""
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        return
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        if signal.getsignal(signum) in (signal.SIG_DFL, signal.default_int_handler):
+            signal.signal(signum, _on_signal)
+
+
+def received_signal() -> int:
+    """The first SIGINT/SIGTERM this process received through our handler, else 0."""
+    return _received[0]
+
+
+def interrupted_exit_code(signum: int | None = None) -> int:
+    number = signum or _received[0] or signal.SIGINT
+    return 128 + int(number)
+
+
+def stop_children() -> None:
+    """End every process flinktune started in this run (the Spark JVM and what it spawned) and
+    remove their temp files; a no-op when none was started."""
+    session = sys.modules.get("flinktune.analysis.session")
+    if session is not None:
+        session.stop_started_processes()
+
+
+def interrupted(signum: int | None = None) -> NoReturn:
+    """Stop children, print one line, exit 130 (SIGINT) or 143 (SIGTERM)."""
+    import threading
+
+    import typer
+
+    if threading.current_thread() is threading.main_thread():
+        # A second Ctrl-C must not cut the clean-up short.
+        for number in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(number, signal.SIG_IGN)
+    stop_children()
+    code = interrupted_exit_code(signum)
+    typer.echo(f"flinktune: interrupted by {signal.Signals(code - 128).name}", err=True)
+    raise typer.Exit(code)
 
 
 def fail(message: str) -> NoReturn:
@@ -24,17 +96,88 @@ def fail(message: str) -> NoReturn:
 
 
 def guarded(action: Callable[[], T]) -> T:
-    """Run ``action``; any FlinktuneError becomes one line on stderr and exit code 2."""
+    """Run ``action``; any FlinktuneError becomes one line on stderr and exit code 2; SIGINT and
+    SIGTERM end started children and exit 130 / 143 with one line."""
+    install_signal_handlers()
     try:
         return action()
     except FlinktuneError as error:
+        if received_signal():
+            interrupted()
         fail(error.one_line())
-    except KeyboardInterrupt:
-        import typer
-
-        typer.echo("flinktune: interrupted", err=True)
-        raise typer.Exit(130) from None
+    except KeyboardInterrupt as stop:
+        interrupted(getattr(stop, "signum", None))
 
 
 def stdout_is_terminal() -> bool:
     return sys.stdout.isatty()
+
+
+def use_color(no_color: bool = False) -> bool:
+    """Colors only on a terminal, never with --no-color or NO_COLOR set (no-color.org)."""
+    import os
+
+    return not no_color and "NO_COLOR" not in os.environ and sys.stdout.isatty()
+
+
+@contextlib.contextmanager
+def stage_progress(command: str, *, enabled: bool = True) -> Iterator[Callable[[str], None]]:
+    """Progress for long work, always on stderr (stdout holds the report): a rich status line on
+    a terminal, plain ``flinktune <command>: <stage>`` lines otherwise, nothing when disabled
+    (--quiet). Yields the function that reports a stage."""
+    if not enabled:
+        yield lambda _stage: None
+        return
+    if sys.stderr.isatty():
+        from rich.console import Console
+
+        with Console(stderr=True).status(f"flinktune {command}") as status:
+            yield lambda stage: status.update(f"flinktune {command}: {stage}")
+        return
+
+    def plain(stage: str) -> None:
+        sys.stderr.write(f"flinktune {command}: {stage}\n")
+        sys.stderr.flush()
+
+    yield plain
+
+
+def class_cache_notice() -> None:
+    """One line on stderr when this run will start the one-time background build of Spark's
+    class-data archive (flinktune/analysis/class_cache.py), with the way to turn it off."""
+    try:
+        from flinktune.analysis import class_cache
+
+        cache = class_cache.locate()
+        if not class_cache.first_build_pending(cache):
+            return
+    except Exception:  # the notice must never fail a run
+        return
+    assert cache is not None
+    sys.stderr.write(
+        f"flinktune: note: first Spark run here: after it, a background `java -Xshare:dump` keeps a "
+        f"~190 MB class-data archive in {cache.directory} so Spark starts faster next time "
+        f"({class_cache.SWITCH_ENV}=0 turns this off)\n"
+    )
+
+
+def json_output(command: str, inputs: list[str] | tuple[str, ...], text: str) -> str:
+    """A renderer's JSON document in the shared envelope, as strict JSON (report/envelope.py)."""
+    from flinktune import __version__
+    from flinktune.report.envelope import rewrap
+
+    return rewrap(command, [str(i) for i in inputs], text, __version__)
+
+
+def newer_than_catalog_note(version: object) -> str | None:
+    """The note for a stated Flink version newer than the newest option catalog: which catalog
+    the files were judged by (versions older than the oldest catalog are refused by parse_version)."""
+    if version is None:
+        return None
+    from flinktune.versions import newest_known
+
+    newest = newest_known()
+    if version > newest:  # type: ignore[operator]
+        return (f"flinktune: note: Flink {version} is newer than the newest option catalog flinktune has; "
+                f"judged by Flink {newest}'s options and rules")
+    return None

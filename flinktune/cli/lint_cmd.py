@@ -50,6 +50,13 @@ def lint(
     taskmanagers: Annotated[int | None, typer.Option(
         "--taskmanagers", min=1,
         help="Number of TaskManagers, for rules that read env.taskmanagers (your own rule folders).")] = None,
+    exchanges: Annotated[int | None, typer.Option(
+        "--exchanges", min=1,
+        help="All-to-all exchanges (keyBy, rebalance) in the job, for the network-buffer check "
+             "(default: a pessimistic 3; see docs/recommend.md).")] = None,
+    plan: Annotated[Path | None, typer.Option(
+        "--plan", metavar="FILE",
+        help="Job plan JSON (/jobs/:jobid/plan): the network-buffer check uses the real job graph.")] = None,
     output: Annotated[Path | None, typer.Option(
         "--output", "-o", metavar="FILE", help="Write the report to FILE.")] = None,
     verbose: Annotated[bool, typer.Option(
@@ -66,7 +73,8 @@ def lint(
         rules=tuple(rules or ()), no_bundled_rules=no_bundled_rules, config=config, baseline=baseline,
         write_baseline=write_baseline, fix=fix, follow_symlinks=follow_symlinks,
         select=tuple(select or ()), ignore=tuple(ignore or ()), parallelism=parallelism, slots=slots,
-        taskmanagers=taskmanagers, output=output, verbose=verbose, no_color=no_color,
+        taskmanagers=taskmanagers, exchanges=exchanges, plan=plan, output=output, verbose=verbose,
+        no_color=no_color,
     )
     code = run_lint(args, out=lambda text: typer.echo(text, nl=False),
                     err=lambda line: typer.echo(line, err=True))

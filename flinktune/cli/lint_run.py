@@ -17,7 +17,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
-from flinktune.cli.common import EXIT_BAD_INPUT, EXIT_OK, stdout_is_terminal
+from flinktune.cli.common import (
+    EXIT_BAD_INPUT,
+    EXIT_OK,
+    json_output,
+    newer_than_catalog_note,
+    stdout_is_terminal,
+)
 from flinktune.errors import FlinktuneError
 
 if TYPE_CHECKING:
@@ -46,6 +52,8 @@ class LintArgs(NamedTuple):
     parallelism: int | None = None
     slots: int | None = None
     taskmanagers: int | None = None
+    exchanges: int | None = None
+    plan: Path | None = None
     output: Path | None = None
     verbose: bool = False
     no_color: bool = False
@@ -70,6 +78,8 @@ OPTIONS: dict[str, tuple[str, str]] = {
     "--parallelism": ("parallelism", "int"),
     "--slots": ("slots", "int"),
     "--taskmanagers": ("taskmanagers", "int"),
+    "--exchanges": ("exchanges", "int"),
+    "--plan": ("plan", "path"),
     "--output": ("output", "path"),
     "-o": ("output", "path"),
     "--verbose": ("verbose", "flag"),
@@ -186,11 +196,28 @@ def _run(args: LintArgs, out: Callable[[str], None], err: Callable[[str], None])
         raise _Stop(f"--fail-on must be error, warning or info, not '{threshold_text}'") from None
     # Rules read these as env.parallelism / env.slots / env.taskmanagers (FTC030, the network-buffer
     # requirement, uses the first two; with neither given it takes them from the file).
-    given = (("parallelism", args.parallelism), ("slots", args.slots), ("taskmanagers", args.taskmanagers))
+    given = (("parallelism", args.parallelism), ("slots", args.slots), ("taskmanagers", args.taskmanagers),
+             ("exchanges", args.exchanges))
     env = tuple((name, value) for name, value in given if value is not None)
+    plan = None
+    if args.plan is not None:
+        # The job graph for the network-buffer check (FTC030), read and checked as recommend does.
+        from flinktune.model.batch import resolve_undecided
+        from flinktune.model.buffers import job_graph_from_plan
+        from flinktune.situation.plan import read_json_object
+
+        plan = read_json_object(args.plan)
+        try:
+            # Vertices the adaptive batch scheduler has not decided (-1) are valid; the model charges
+            # them at the scheduler's upper bound (model.batch), here any positive stand-in checks the rest.
+            job_graph_from_plan(resolve_undecided(plan, 1, "check")[0])
+        except FlinktuneError as error:
+            raise _Stop(f"{args.plan}: {error.message}") from None
     options = LintOptions(
+        plan=plan, plan_source=None if args.plan is None else str(args.plan),
         flink_version=parse_version(args.flink_version) if args.flink_version else None,
         project_flink_version=parse_version(project.flink_version) if project.flink_version else None,
+        completeness=project.completeness,
         select=(*project.select, *_split_codes(args.select)),
         ignore=(*project.ignore, *_split_codes(args.ignore)),
         severity_overrides=project.severity,
@@ -201,6 +228,11 @@ def _run(args: LintArgs, out: Callable[[str], None], err: Callable[[str], None])
         env=env,
         fix=args.fix,
     )
+    for stated in (options.flink_version, options.project_flink_version):
+        note = newer_than_catalog_note(stated)
+        if note:
+            err(note)
+            break
     try:
         result = lint_paths(list(args.files), options)
     except RuleError as error:
@@ -211,6 +243,8 @@ def _run(args: LintArgs, out: Callable[[str], None], err: Callable[[str], None])
     color = (fmt == "text" and args.output is None and not args.no_color and "NO_COLOR" not in os.environ
              and stdout_is_terminal())
     text = render(fmt, result, fail_on=threshold, color=color, verbose=args.verbose, tool_version=__version__)
+    if fmt == "json":
+        text = json_output("lint", args.files, text)
     if args.output is not None:
         from flinktune.config.writer import write_file_atomic
 

@@ -94,6 +94,10 @@ def model(
 
     def run() -> int:
         text = _run(flags, flink_version, profile, config, sweep, chart, show, output_format)
+        if output_format == "json":
+            from flinktune.cli.common import json_output
+
+            text = json_output("model", [str(p) for p in (config, profile) if p is not None], text)
         typer.echo(text, nl=not text.endswith("\n"))
         return EXIT_OK
 
@@ -104,20 +108,29 @@ def _run(flags: dict[str, str | None], flink_version: str | None, profile: Path 
          sweep: str | None, chart: str, show: str | None, output_format: str) -> str:
     from flinktune.errors import UsageError
     from flinktune.model.sweep import PARAM_BY_NAME, evaluate, parse_param_value, parse_sweep
-    from flinktune.versions import DEFAULT_VERSION, parse_version
+    from flinktune.situation import Environment, parse_parameters, read_profile
 
     if output_format not in ("text", "json"):
         raise UsageError(f"--format must be text or json, not '{output_format}'")
     values: dict[str, Any] = {}
     notes: list[str] = []
     sources: dict[str, str] = {}
-    version = parse_version(flink_version) if flink_version else None
-    if config is not None:
-        version = _from_config(config, version, values, sources, notes)
+    # One Environment and one profile format for every command (flinktune.situation); the model's
+    # what-if knobs (segment-size, ...) are accepted in a profile here only.
+    env = Environment()
     if profile is not None:
-        profile_version = _from_profile(profile, values, sources)
-        version = version or profile_version
-    version = version or DEFAULT_VERSION
+        env = read_profile(profile, what_if=True).apply(env)
+    given = {name: flags.get(name) for name in _ENV_TO_MODEL}
+    env = env.with_values(parse_parameters({**given, "flink-version": flink_version}), "flag")
+    version = env.flink_version
+    if config is not None:
+        version = _from_config(config, env, values, sources, notes)
+    _from_environment(env, values, sources, notes)
+    version = version or env.flink_version
+    if version is None:
+        from flinktune.versions import DEFAULT_VERSION
+
+        version = DEFAULT_VERSION
     for name, text in flags.items():
         if text is not None:
             values[name] = parse_param_value(PARAM_BY_NAME[name], text)
@@ -139,6 +152,28 @@ def _run(flags: dict[str, str | None], flink_version: str | None, profile: Path 
     return _render_text(version, values, sources, notes, quantities, swept, chart, show)
 
 
+# Environment parameters that are model parameters of the same name and unit.
+_ENV_TO_MODEL = ("rtt", "bandwidth", "parallelism", "slots", "taskmanagers", "exchanges", "record-size",
+                 "rate")
+
+
+def _from_environment(env: Any, values: dict[str, Any], sources: dict[str, str], notes: list[str]) -> None:
+    """Profile values (flags come later and win)."""
+    for name in _ENV_TO_MODEL:
+        value = env.value(name)
+        if value is not None and env.source(name) == "profile":
+            values[name] = float(value)
+            sources[name] = env.location(name) or "profile"
+    for name, value in env.what_if:
+        values[name] = float(value)
+        sources[name] = env.location(name) or "profile"
+    unused = [name for name in ("latency-target", "skew", "workload")
+              if env.value(name) is not None and env.source(name) == "profile"]
+    if unused:
+        notes.append(f"the profile's {', '.join(unused)} are read by recommend and simulate; the model's "
+                     "formulas do not use them.")
+
+
 def _timeout_notes(version: Any, timeout_value: Any) -> list[str]:
     import numpy as np
 
@@ -155,13 +190,15 @@ def _timeout_notes(version: Any, timeout_value: Any) -> list[str]:
     return [buffer_timeout_mode(version, interval_s=value).explanation]
 
 
-def _from_config(path: Path, version: Any, values: dict[str, Any], sources: dict[str, str],
+def _from_config(path: Path, env: Any, values: dict[str, Any], sources: dict[str, str],
                  notes: list[str]) -> Any:
-    from flinktune.config.effective import EffectiveConfig
+    """What the config sets, read through the one Situation (version, operator spec, legacy keys,
+    job), so `model --config` models what `lint` and `recommend` judge. Returns the version."""
     from flinktune.config.reader import read_config_file
+    from flinktune.config.textio import read_text_file
     from flinktune.errors import ConfigError
-    from flinktune.model.memory import derive_taskmanager_memory, taskmanager_memory_options
-    from flinktune.versions import DEFAULT_VERSION, parse_version
+    from flinktune.model import network_fit
+    from flinktune.situation import resolve_situation
 
     documents = read_config_file(path)
     if not documents:
@@ -169,93 +206,62 @@ def _from_config(path: Path, version: Any, values: dict[str, Any], sources: dict
     document = documents[0]
     if len(documents) > 1:
         notes.append(f"{path} holds {len(documents)} configurations; using the first ({document.name}).")
-    if version is None and document.version_hint:
-        version = parse_version(document.version_hint)
-    effective = EffectiveConfig(document, version or DEFAULT_VERSION)
-    for key, (name, kind) in _CONFIG_KEYS.items():
-        if effective.is_set(key):
-            values[name] = float(effective.memory_bytes(key) if kind == "memory" else effective.integer(key))
-            sources[name] = f"{path}: {key}"
+    text = read_text_file(path).text
+    situation = resolve_situation(document, text=text, environment=env)
+    version = situation.flink_version
+    sources["flink-version"] = situation.version.describe()
+    notes.extend(situation.notes)
+    effective = situation.effective
+
+    def put(name: str, value: float, where: str) -> None:
+        values[name] = value
+        sources[name] = where
+
+    def where(key: str) -> str:
+        entry = effective.entry(key)
+        return f"{entry.file}:{entry.line} ({key})" if entry is not None and entry.line else f"{path}: {key}"
+
+    if effective.is_set("taskmanager.memory.segment-size"):
+        put("segment-size", float(effective.memory_bytes("taskmanager.memory.segment-size")),
+            where("taskmanager.memory.segment-size"))
+    if version.major < 2:
+        for key, name in (("taskmanager.network.memory.buffers-per-channel", "buffers-per-channel"),
+                          ("taskmanager.network.memory.floating-buffers-per-gate", "floating")):
+            if effective.is_set(key):
+                put(name, float(effective.integer(key)), where(key))
+    for name in ("parallelism", "slots", "exchanges"):
+        found = getattr(situation, name)
+        if situation.plan is None and (found.source != "default" or name == "exchanges"):
+            put(name, float(found.value), found.describe())
     for key in ("execution.buffer-timeout.interval", "execution.buffer-timeout"):
-        if effective.is_set(key):
+        if effective.is_set(key) and effective.status(key).kind == "option":
             duration = effective.duration(key)
             if duration is not None:
-                values["buffer-timeout"] = duration.seconds
-                sources["buffer-timeout"] = f"{path}: {key}"
+                put("buffer-timeout", duration.seconds, where(key))
             break
     if effective.is_set("execution.buffer-timeout.enabled") and effective.boolean(
             "execution.buffer-timeout.enabled") is False:
-        values["buffer-timeout"] = float("inf")
-        sources["buffer-timeout"] = f"{path}: execution.buffer-timeout.enabled"
-    options = taskmanager_memory_options(effective)
-    if options.process_bytes is None and options.flink_bytes is None and (
-            options.task_heap_bytes is None or options.managed_bytes is None):
-        notes.append(f"{path} sets no TaskManager memory size; assuming "
-                     "taskmanager.memory.process.size: 1728m (the size Flink's distribution ships).")
-        if options.segment_bytes is not None or options.network_min_bytes is not None:
-            options = type(options)(**{**options.__dict__, "process_bytes": 1728 * 1024**2})
-        else:
-            return version
-    try:
-        memory = derive_taskmanager_memory(options, version or DEFAULT_VERSION)
-    except ConfigError:
-        raise
-    except Exception as error:
-        from flinktune.errors import FlinktuneError
-        if isinstance(error, FlinktuneError):
-            entry = next((effective.entry(k) for k in ("taskmanager.memory.process.size",
-                                                       "taskmanager.memory.flink.size",
-                                                       "taskmanager.memory.task.heap.size")
-                          if effective.entry(k) is not None), None)
-            raise ConfigError(f"Flink would refuse this TaskManager memory configuration: {error.message}",
-                              file=str(path), line=None if entry is None else entry.line) from None
-        raise
-    values["network-memory"] = float(memory.network_bytes)
-    sources["network-memory"] = f"{path}: derived ({memory.path})"
+        put("buffer-timeout", float("inf"), where("execution.buffer-timeout.enabled"))
+    memory = network_fit.taskmanager_memory(situation)
+    if memory.error is not None and memory.sized:
+        sizes = ("taskmanager.memory.process.size", "taskmanager.memory.flink.size",
+                 "taskmanager.memory.task.heap.size")
+        entry = next((effective.entry(k) for k in sizes if effective.entry(k) is not None), None)
+        raise ConfigError(f"Flink would refuse this TaskManager memory configuration: {memory.error}",
+                          file=entry.file if entry else str(path), line=None if entry is None else entry.line)
+    if memory.memory is None:
+        notes.append(f"{path} sets no TaskManager memory size (Flink refuses to start such a config); "
+                     "assuming taskmanager.memory.process.size: 1728m (the size Flink's distribution ships).")
+        return version
+    put("network-memory", float(memory.memory.network_bytes), f"{path}: derived ({memory.memory.path})")
+    verdict = network_fit.network_verdict(situation)
+    if verdict.fit is not None and verdict.demand is not None:
+        state = "fits" if verdict.fit.fits else "does NOT fit"
+        notes.append("network buffers (the check lint and recommend make): "
+                     f"{verdict.demand.required} needed, {verdict.fit.total_buffers} available: {state} "
+                     f"({verdict.assumption})"
+                     + (f": {verdict.fit.message}" if verdict.fit.message else ""))
     return version
-
-
-def _from_profile(path: Path, values: dict[str, Any], sources: dict[str, str]) -> Any:
-    from flinktune.config.safe_load import load_yaml
-    from flinktune.errors import ConfigError
-    from flinktune.model.sweep import PARAM_BY_NAME, parse_param_value
-    from flinktune.versions import parse_version
-
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as error:
-        raise ConfigError(f"cannot read profile: {error}", file=str(path)) from None
-    data = load_yaml(text, file=str(path), prefix="profile is not valid YAML")
-    if data is None:
-        return None
-    if not isinstance(data, dict):
-        raise ConfigError("a profile is a mapping of parameter: value", file=str(path))
-    version = None
-    for key, raw in data.items():
-        name = str(key).replace("_", "-")
-        if name == "flink-version":
-            version = parse_version(str(raw))
-            continue
-        param = PARAM_BY_NAME.get(name)
-        if param is None:
-            raise ConfigError(f"unknown parameter '{key}' (known: flink-version, {', '.join(PARAM_BY_NAME)})",
-                              file=str(path), line=_line_of(text, str(key)))
-        try:
-            values[name] = parse_param_value(param, raw)
-        except Exception as error:
-            from flinktune.errors import FlinktuneError
-            if isinstance(error, FlinktuneError):
-                raise ConfigError(error.message, file=str(path), line=_line_of(text, str(key))) from None
-            raise
-        sources[name] = str(path)
-    return version
-
-
-def _line_of(text: str, key: str) -> int | None:
-    for number, line in enumerate(text.splitlines(), start=1):
-        if line.lstrip().startswith(f"{key}:"):
-            return number
-    return None
 
 
 # ------------------------------------------------------------------------------------------ output
@@ -395,11 +401,30 @@ def _render_json(version: Any, values: dict[str, Any], sources: dict[str, str], 
         "sources": sources,
         "notes": notes,
         "sweep": None if swept is None else {"parameter": swept[0], "values": to_jsonable(swept[1])},
-        "quantities": {q.name: {"value": to_jsonable(q.value), "unit": q.unit, "formula": q.formula,
-                                "section": q.section} for q in quantities.values()},
+        # One type per field: a single value under "value", a sweep's one value per point under
+        # "values" (a list), never a field that is a number in one output and a list in another.
+        "quantities": {q.name: {("value" if swept is None else "values"):
+                                _one_type(to_jsonable(q.value), swept),
+                                "unit": q.unit, "formula": q.formula, "section": q.section}
+                       for q in quantities.values()},
     }
     return json.dumps(payload, indent=2, ensure_ascii=False) + "\n"
 
 
 def register(app: typer.Typer) -> None:
     app.command("model")(model)
+
+
+def _one_type(value: Any, swept: tuple[str, Any] | None) -> Any:
+    """In a sweep every quantity is a list with one value per point, also one the swept
+    parameter does not change (the model gives those as one number)."""
+    if swept is None or isinstance(value, list):
+        return value
+    return [value] * len(to_jsonable_points(swept[1]))
+
+
+def to_jsonable_points(points: Any) -> list[Any]:
+    from flinktune.model.sweep import to_jsonable
+
+    converted = to_jsonable(points)
+    return converted if isinstance(converted, list) else [converted]

@@ -7,6 +7,7 @@ kept), ``-o FILE`` writes the recommended config elsewhere. ``--metrics`` runs t
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -15,25 +16,15 @@ import typer
 from flinktune.cli.common import EXIT_OK, guarded
 
 if TYPE_CHECKING:
-    from flinktune.advise import Environment
+    from flinktune.situation import Environment
 
-_FORMATS = ("text", "json")
+_FORMATS = ("text", "json", "html")
 
 
 def _load_plan(path: Path, what: str = "the plan") -> dict[str, Any]:
-    from flinktune.config.safe_load import load_json
-    from flinktune.errors import ConfigError
+    from flinktune.situation.plan import read_json_object
 
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as error:
-        raise ConfigError(f"cannot read {what}: {error.strerror or error}", file=str(path)) from None
-    except UnicodeDecodeError:
-        raise ConfigError(f"{what} is not JSON: not UTF-8 text", file=str(path)) from None
-    data = load_json(text, file=str(path), prefix=f"{what} is not JSON")
-    if not isinstance(data, dict):
-        raise ConfigError(f"{what} must be a JSON object", file=str(path))
-    return data
+    return read_json_object(path, what)
 
 
 def _beside(metrics: list[str], *names: str) -> Path | None:
@@ -69,20 +60,25 @@ def recommend(
         "--flink-version", metavar="X.Y",
         help="Target Flink version; default: the profile, the file (spec.flinkVersion, a "
              "'# flinktune: flink-version=' comment), else 1.20.")] = None,
-    rtt: Annotated[str | None, typer.Option("--rtt", help="Round trip between TaskManagers (1ms).")] = None,
+    rtt: Annotated[str | None, typer.Option(
+        "--rtt", help="Round trip between TaskManagers, e.g. 2ms (default: 1ms, assumed, said so).")] = None,
     bandwidth: Annotated[str | None, typer.Option(
-        "--bandwidth", help="NIC bandwidth of a TaskManager (10Gbit/s).")] = None,
+        "--bandwidth",
+        help="NIC bandwidth of a TaskManager, e.g. 25Gbit/s (default: 10Gbit/s, for model numbers only).")
+    ] = None,
     parallelism: Annotated[str | None, typer.Option("--parallelism", help="Job parallelism.")] = None,
     slots: Annotated[str | None, typer.Option("--slots", help="Slots per TaskManager.")] = None,
     taskmanagers: Annotated[str | None, typer.Option("--taskmanagers", help="TaskManagers.")] = None,
     exchanges: Annotated[str | None, typer.Option(
         "--exchanges", help="All-to-all exchanges in the job when no plan is given (default 1).")] = None,
     record_size: Annotated[str | None, typer.Option(
-        "--record-size", help="Serialized record size (200b).")] = None,
+        "--record-size", help="Serialized record size, e.g. 200b (default: measured with --metrics, else "
+        "unknown).")] = None,
     rate: Annotated[str | None, typer.Option(
-        "--rate", help="Records per second one producer subtask emits.")] = None,
+        "--rate", help="Records per second one producer subtask emits, e.g. 60000 (default: measured "
+        "with --metrics, else unknown).")] = None,
     latency_target: Annotated[str | None, typer.Option(
-        "--latency-target", help="End-to-end latency target (20ms).")] = None,
+        "--latency-target", help="End-to-end latency target, e.g. 20ms (default: none).")] = None,
     skew: Annotated[str | None, typer.Option("--skew", help="Hottest channel's load over the mean.")] = None,
     workload: Annotated[str | None, typer.Option(
         "--workload", metavar="streaming|batch", help="Default: from execution.runtime-mode.")] = None,
@@ -92,26 +88,35 @@ def recommend(
         "--metrics", metavar="DUMP", help="Metrics dump to analyse (repeatable; runs Spark).")] = None,
     plan: Annotated[Path | None, typer.Option(
         "--plan", metavar="FILE", help="Job plan JSON (/jobs/:jobid/plan) for the buffer demand.")] = None,
+    headroom: Annotated[str | None, typer.Option(
+        "--headroom", metavar="PCT",
+        help="Margin of a network-memory fix above Flink's exact requirement (default 25%).")] = None,
     write: Annotated[bool, typer.Option(
         "--write", help="Apply the changes to FILE (backup FILE.bak).")] = False,
     output: Annotated[Path | None, typer.Option(
         "--output", "-o", metavar="FILE", help="Write the recommended config to FILE instead.")] = None,
-    output_format: Annotated[str, typer.Option("--format", "-f", help="text or json.")] = "text",
+    output_format: Annotated[str, typer.Option(
+        "--format", "-f", help="text, json or html (one self-contained page).")] = "text",
     follow_symlinks: Annotated[bool, typer.Option(
         "--follow-symlinks", help="Let --write write through a symlink into another folder.")] = False,
+    quiet: Annotated[bool, typer.Option(
+        "--quiet", "-q", help="No progress or notes on stderr (with --metrics); errors only.")] = False,
 ) -> None:
     """Recommend network-stack settings for a Flink config, with the model's numbers and a diff."""
 
     def run() -> int:
-        from flinktune.advise import Environment, parse_parameters
-        from flinktune.advise.environment import load_profile
         from flinktune.errors import UsageError
+        from flinktune.situation import Environment, parse_parameters, read_profile
 
         fmt = output_format.lower()
         if fmt not in _FORMATS:
-            raise UsageError(f"--format must be text or json, not '{output_format}'")
+            raise UsageError(f"--format must be text, json or html, not '{output_format}'")
         if write and output is not None:
             raise UsageError("--write and --output exclude each other")
+        if fmt == "html":
+            from flinktune.report.html import environment
+
+            environment()  # the html extra, checked before any analysis runs
         flags = {"rtt": rtt, "bandwidth": bandwidth, "parallelism": parallelism, "slots": slots,
                  "taskmanagers": taskmanagers, "exchanges": exchanges, "record-size": record_size,
                  "rate": rate,
@@ -119,25 +124,44 @@ def recommend(
                  "flink-version": flink_version}
         env = Environment()
         if profile is not None:
-            env = env.with_values(load_profile(profile), "profile")
+            env = read_profile(profile).apply(env)
         env = env.with_values(parse_parameters(flags), "flag")
         plan_data = _load_plan(plan) if plan is not None else None
-        return _run(file, env, plan_data, plan, metrics or [], write, output, fmt, follow_symlinks)
+        return _run(file, env, plan_data, plan, metrics or [], write, output, fmt, follow_symlinks,
+                    margins=_margins(headroom), quiet=quiet)
 
     code = guarded(run)
     raise typer.Exit(code)
 
 
+def _margins(headroom: str | None) -> Any:
+    """``--headroom 25%`` -> Margins(network_headroom=1.25); a bare number is refused (one unit rule)."""
+    from flinktune.advise.limits import Margins
+    from flinktune.errors import UsageError
+
+    if headroom is None:
+        return None
+    text = headroom.strip()
+    try:
+        if not text.endswith("%"):
+            raise ValueError
+        return Margins(network_headroom=1 + float(text[:-1]) / 100)
+    except ValueError:
+        raise UsageError(f"--headroom: '{headroom}' is not a percentage; write e.g. 25%") from None
+
+
 def _run(file: Path, env: Environment, plan_data: dict[str, Any] | None, plan_path: Path | None,
-         metrics: list[str], write: bool, output: Path | None, fmt: str, follow_symlinks: bool) -> int:
+         metrics: list[str], write: bool, output: Path | None, fmt: str, follow_symlinks: bool,
+         margins: Any = None, quiet: bool = False) -> int:
     from flinktune.advise.engine import recommend_text
     from flinktune.config.textio import read_text_file
     from flinktune.lint.suppress import parse_directives
-    from flinktune.lint.versioning import detect_version
     from flinktune.report.recommend import render_recommendation_json, render_recommendation_text
+    from flinktune.situation import detect_version
 
     decoded = read_text_file(file)
     text = decoded.text
+    _require_flink_config(text, str(file))
     directive = parse_directives(text).flink_version
     if plan_data is None and metrics:
         beside = _plan_beside(metrics)
@@ -147,15 +171,28 @@ def _run(file: Path, env: Environment, plan_data: dict[str, Any] | None, plan_pa
     def version_of(document: Any) -> Any:
         return detect_version(document, flag=env.flink_version, directive=directive)[0]
 
+    # The HTML report draws the analysis too: the analysis result is kept for it.
+    analyses: list[Any] | None = [] if fmt == "html" else None
+
     def measured_for(document: Any, version: Any) -> Any:
-        return _measure(metrics, plan_path, document, version, env) if metrics else None
+        return _measure(metrics, plan_path, document, version, env, analyses, quiet) if metrics else None
 
     placement = _placement_beside(metrics) if metrics and plan_data is not None else None
     recs = recommend_text(text, str(file), env, version_of=version_of, measured_for=measured_for,
-                          plan=plan_data, placement=placement)
+                          plan=plan_data, placement=placement, margins=margins)
     current = recs[-1].new_text
     if fmt == "json":
-        typer.echo(render_recommendation_json(recs), nl=False)
+        from flinktune.cli.common import json_output
+
+        doc = render_recommendation_json(recs)
+        typer.echo(json_output("recommend", [str(file), *metrics], doc), nl=False)
+    elif fmt == "html":
+        from flinktune import __version__
+        from flinktune.report.html import render_recommend_html
+
+        typer.echo(render_recommend_html(recs, path=str(file), original_text=text, new_text=current,
+                                         analysis=analyses[-1] if analyses else None,
+                                         tool_version=__version__), nl=False)
     else:
         for i, rec in enumerate(recs):
             last = i == len(recs) - 1
@@ -193,7 +230,7 @@ def _write(path: Path, data: bytes, backup_suffix: str | None, follow_symlinks: 
 
 
 def _measure(metrics: list[str], plan_path: Path | None, document: Any, version: Any,
-             env: Environment) -> Any:
+             env: Environment, analyses: list[Any] | None = None, quiet: bool = False) -> Any:
     from flinktune.advise.measured import measure
     from flinktune.config.effective import EffectiveConfig
 
@@ -202,12 +239,65 @@ def _measure(metrics: list[str], plan_path: Path | None, document: Any, version:
     segment = eff.memory_bytes("taskmanager.memory.segment-size") or 32 * 1024
 
     def progress(message: str) -> None:
-        typer.echo(f"flinktune: {message}", err=True)
+        if not quiet:
+            typer.echo(f"flinktune: {message}", err=True)
 
+    from flinktune.cli.common import class_cache_notice
+
+    if not quiet:
+        class_cache_notice()
+
+    if analyses is not None:
+        return _measure_keeping(metrics, plan_path, version, segment, env, progress, analyses)
     return measure(metrics, plan_path=str(plan_path) if plan_path else None, version=version, slots=slots,
                    segment_bytes=segment, rtt_s=env.rtt_s, bandwidth_bytes_per_s=env.bandwidth_bytes_per_s,
                    progress=progress)
 
 
+def _measure_keeping(metrics: list[str], plan_path: Path | None, version: Any, segment: int,
+                     env: Environment, progress: Any, analyses: list[Any]) -> Any:
+    """As advise.measured.measure, keeping the analysis (with its time series) for the HTML report."""
+    from flinktune.advise.measured import measured_from_analysis
+    from flinktune.analysis import AnalysisOptions, analyze
+    from flinktune.analysis import Environment as AnalysisEnvironment
+
+    options = AnalysisOptions(
+        inputs=tuple(metrics), plan_path=str(plan_path) if plan_path else None, version=version,
+        env=AnalysisEnvironment(segment_bytes=segment, bandwidth_bytes_per_s=env.bandwidth_bytes_per_s,
+                                rtt_s=env.rtt_s),
+        timeline=True,
+    )
+    result = analyze(options, progress=progress)
+    analyses.append(result)
+    return measured_from_analysis(result, segment)
+
+
 def register(app: typer.Typer) -> None:
     app.command(name="recommend")(recommend)
+
+
+# A Flink option key: dotted lower-case segments (Flink's ConfigOptions, e.g.
+# taskmanager.memory.process.size); flattened nested config.yaml keys look the same.
+_FLINK_KEY = re.compile(r"[a-z][a-z0-9-]*(\.[A-Za-z0-9_-]+)+")
+
+
+def _require_flink_config(text: str, file: str) -> None:
+    """Refuse, with one line, a file that is not a Flink config (a metrics CSV, a plan.json, an
+    empty file): advice for it would be advice for Flink's defaults, not for the user's cluster."""
+    from flinktune.config.reader import read_config_text
+    from flinktune.config.types import ConfigFormat
+    from flinktune.errors import ConfigError
+
+    hint = ("give flink-conf.yaml, config.yaml or a FlinkDeployment; a metrics dump goes to --metrics, "
+            "a job plan to --plan")
+    if not text.strip():
+        raise ConfigError(f"empty file, not a Flink config ({hint})", file=file)
+    documents = read_config_text(text, file)
+    for doc in documents:
+        if doc.format in (ConfigFormat.DEPLOYMENT, ConfigFormat.CONFIGMAP):
+            return
+        if any(_FLINK_KEY.fullmatch(entry.key) for entry in doc.entries):
+            return
+    first = next((i for doc in documents for i in doc.issues if i.line is not None), None)
+    raise ConfigError(f"not a Flink config: no Flink option like 'taskmanager.numberOfTaskSlots: 2' "
+                      f"in it ({hint})", file=file, line=first.line if first else None)

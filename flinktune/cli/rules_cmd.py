@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from flinktune.cli.common import EXIT_BAD_INPUT, EXIT_FINDINGS, EXIT_OK, fail, guarded
+from flinktune.cli.common import EXIT_BAD_INPUT, EXIT_FINDINGS, EXIT_OK, fail, guarded, json_output
 
 
 class ListFormat(StrEnum):
@@ -27,7 +27,7 @@ def register(app: typer.Typer) -> None:
     @rules_app.command("list")
     def list_rules(
         format: Annotated[ListFormat, typer.Option(
-            "--format", help="text, json or markdown.")] = ListFormat.TEXT,
+            "--format", "-f", help="text, json or markdown.")] = ListFormat.TEXT,
         rules: RulesOption = None,
     ) -> None:
         """List every rule (bundled plus --rules folders)."""
@@ -37,11 +37,15 @@ def register(app: typer.Typer) -> None:
         ruleset = guarded(lambda: load_rules(extra_dirs=tuple(rules or ())))
         render = {ListFormat.TEXT: render_list_text, ListFormat.JSON: render_list_json,
                   ListFormat.MARKDOWN: render_markdown}[format]
-        typer.echo(render(ruleset), nl=False)
+        text = render(ruleset)
+        if format == ListFormat.JSON:
+            text = json_output("rules", [str(r) for r in rules or ()], text)
+        typer.echo(text, nl=False)
 
     @rules_app.command("explain")
     def explain(
-        code: Annotated[str, typer.Argument(help="Rule code, e.g. FTC030.")],
+        code: Annotated[str, typer.Argument(
+            metavar="CODE|NAME", help="Rule code or name, e.g. FTC030 or network-memory-too-small.")],
         rules: RulesOption = None,
     ) -> None:
         """Show one rule: why it exists, its condition, fix, references and examples."""
@@ -49,9 +53,10 @@ def register(app: typer.Typer) -> None:
         from flinktune.rules.describe import render_explain
 
         ruleset = guarded(lambda: load_rules(extra_dirs=tuple(rules or ())))
-        rule = ruleset.get(code)
+        wanted = code.strip().lower()
+        rule = ruleset.get(code) or next((r for r in ruleset.rules if r.name.lower() == wanted), None)
         if rule is None:
-            fail(f"no rule with code '{code}' (see 'flinktune rules list')")
+            fail(f"no rule with code or name '{code}' (see 'flinktune rules list')")
         typer.echo(render_explain(rule), nl=False)
 
     @rules_app.command("check")

@@ -9,7 +9,7 @@ from typing import Annotated
 
 import typer
 
-from flinktune.cli.common import EXIT_OK, guarded
+from flinktune.cli.common import EXIT_OK, guarded, json_output
 
 
 def register(app: typer.Typer) -> None:
@@ -22,9 +22,12 @@ def register(app: typer.Typer) -> None:
             "--sweep", help="KEY=V1,V2,... e.g. buffer-timeout=0ms,1ms,5ms,10ms,100ms")] = None,
         export: Annotated[Path | None, typer.Option(
             "--export", help="Write a metrics dump (metrics.parquet + plan.json) into this folder.")] = None,
-        output_format: Annotated[str, typer.Option("--format", help="text or json")] = "text",
+        output_format: Annotated[str, typer.Option("--format", "-f", help="text or json")] = "text",
         charts: Annotated[bool, typer.Option(
             "--charts/--no-charts", help="Terminal charts over time.")] = True,
+        reference: Annotated[bool, typer.Option(
+            "--reference", help="Simulate every subtask even when a large job repeats per TaskManager "
+            "block (slower; see docs/simulator.md, Large jobs).")] = False,
     ) -> None:
         """Simulate Flink's network stack for a scenario and print throughput, latency and pool usage."""
 
@@ -41,9 +44,10 @@ def register(app: typer.Typer) -> None:
             parsed = parse_sweep(sweep) if sweep is not None else None
             loaded = load_scenario(scenario)
             if parsed is None:
-                result = run_scenario(loaded, np.random.default_rng(seed))
+                result = run_scenario(loaded, np.random.default_rng(seed), fold=False if reference else None)
                 if output_format == "json":
-                    typer.echo(json.dumps(to_json(result), indent=1, default=_nan_safe))
+                    typer.echo(json_output("simulate", [str(scenario)],
+                                           json.dumps(to_json(result), default=_nan_safe)), nl=False)
                 else:
                     typer.echo(render_text(result, charts=charts))
                 if export is not None:
@@ -52,9 +56,9 @@ def register(app: typer.Typer) -> None:
                 return EXIT_OK
             runs = run_sweep(loaded, parsed, seed)
             if output_format == "json":
-                typer.echo(json.dumps({"sweep": parsed.key, "runs": [{"value": label, **to_json(r)}
-                                                                       for label, r in runs]},
-                                      indent=1, default=_nan_safe))
+                doc = {"sweep": parsed.key, "runs": [{"value": label, **to_json(r)} for label, r in runs]}
+                typer.echo(json_output("simulate", [str(scenario)], json.dumps(doc, default=_nan_safe)),
+                           nl=False)
             else:
                 typer.echo(render_sweep(parsed.key, runs))
             if export is not None:

@@ -101,6 +101,10 @@ def _stop_on_sigterm() -> Iterator[None]:
     if threading.current_thread() is not threading.main_thread():
         yield
         return
+    if callable(signal.getsignal(signal.SIGTERM)):
+        # The caller (the CLI) already turns SIGTERM into a KeyboardInterrupt and records it.
+        yield
+        return
 
     def handler(signum: int, frame: object) -> None:
         raise _Stop()

@@ -117,13 +117,26 @@ class DumpWriter:
     def append(self, rows: list[Row]) -> None:
         if not rows:
             return
+        self.append_columns({name: [getattr(r, name) for r in rows] for name, _ in COLUMNS})
+
+    def append_columns(self, columns: dict[str, list[Any]]) -> None:
+        """One part from column lists (the canonical columns, equal lengths); nothing for no rows."""
+        rows = len(columns["ts"])
+        if not rows:
+            return
         import pyarrow as pa
+
+        table = pa.Table.from_pydict({name: columns[name] for name, _ in COLUMNS}, schema=arrow_schema())
+        self.append_table(table)
+
+    def append_table(self, table: Any) -> None:
+        """One part from a pyarrow table with the canonical columns; nothing for no rows."""
+        rows = table.num_rows
+        if not rows:
+            return
         import pyarrow.parquet as pq
 
-        table = pa.Table.from_pydict(
-            {name: [getattr(r, name) for r in rows] for name, _ in COLUMNS},
-            schema=arrow_schema(),
-        )
+        table = table.cast(arrow_schema())
         final = self.parts_dir / f"part-{len(self.parts):06d}.parquet"
         tmp = final.with_name("." + final.name + ".tmp")
         try:
@@ -133,7 +146,7 @@ class DumpWriter:
             tmp.unlink(missing_ok=True)
             raise WriteError(f"cannot write {final}: {error.strerror or error}") from None
         self.parts.append(final)
-        self.rows_written += len(rows)
+        self.rows_written += rows
 
     def finish(self) -> Path | None:
         """Merge the parts into ``metrics.parquet`` (atomic, old file kept as .bak); None if no rows."""

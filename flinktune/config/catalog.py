@@ -274,6 +274,11 @@ class Catalog:
         runs = self._aliases.get(key)
         return None if runs is None else self._in_runs(runs, index)
 
+    def versions_with(self, key: str) -> tuple[FlinkVersion, ...]:
+        """The catalogued versions that declare ``key`` exactly, as an option or an alias (no
+        templates, no families): what version inference (flinktune.situation.version) narrows by."""
+        return tuple(self.versions[i] for i in self._known_indexes(key))
+
     def _known_indexes(self, key: str) -> list[int]:
         indexes: set[int] = set()
         for runs in (self._options.get(key, {}).get("present", []), self._aliases.get(key, [])):

@@ -711,6 +711,37 @@ def _yaml_rename(text: str, scope: _Scope, key: str, new_key: str, value: str | 
 # ConfigMap: an embedded file in a literal block scalar
 
 
+def set_spec_scalar(text: str, document: ConfigDocument, path: Sequence[str], value: str) -> str:
+    """``text`` with the existing scalar ``spec.<path>`` of the FlinkDeployment ``document`` set to
+    ``value`` (e.g. ``taskManager.resource.memory``, which the operator maps onto
+    taskmanager.memory.process.size: FlinkConfigBuilder). Only an existing plain or quoted scalar is
+    replaced; anything else is a WriteError (edit it by hand)."""
+    bom = "\ufeff" if text.startswith("\ufeff") else ""
+    body = text[len(bom):]
+    where = "spec." + ".".join(path)
+    if document.format is not ConfigFormat.DEPLOYMENT:
+        raise WriteError(f"{where} exists only in a FlinkDeployment", file=document.path)
+    index = _locate(_read(body, document.path, ConfigFormat.DEPLOYMENT), document)
+    target = _target(body, index, document.path)
+    node: Node | None = target.spec_pair[1] if target.spec_pair is not None else None
+    for key in path:
+        pair = None
+        if isinstance(node, MappingNode):
+            for k_node, v_node in node.value:
+                if isinstance(k_node, ScalarNode) and k_node.value == key:
+                    pair = (k_node, v_node)
+        if pair is None:
+            raise WriteError(f"{where} is not in the manifest; add it by hand", file=document.path)
+        node = pair[1]
+    if not isinstance(node, ScalarNode) or node.style in ("|", ">") or \
+            node.start_mark.index == node.end_mark.index:
+        raise WriteError(f"{where} is not a plain scalar; edit it by hand", file=document.path,
+                         line=(node.start_mark.line + 1) if node is not None else None)
+    style = node.style if node.style in ("'", '"') else None
+    rendered = render_scalar(value, strings_only=True, style=style)
+    return bom + body[:node.start_mark.index] + rendered + body[node.end_mark.index:]
+
+
 def _edit_configmap(text: str, target: ManifestTarget, edit: Edit, file: str) -> str:
     assert target.data_pair is not None and target.data_key is not None
     key_node, value_node = target.data_pair

@@ -81,7 +81,7 @@ class LintOptions(Record):
 
     __slots__ = _fields = ("flink_version", "project_flink_version", "select", "ignore", "severity_overrides",
                            "rule_dirs", "bundled_rules", "baseline", "follow_symlinks", "env", "fix",
-                           "max_file_bytes")
+                           "max_file_bytes", "completeness", "plan", "plan_source")
     flink_version: FlinkVersion | None               # --flink-version (wins over everything)
     project_flink_version: FlinkVersion | None       # from the project config
     select: tuple[str, ...]
@@ -94,6 +94,9 @@ class LintOptions(Record):
     env: tuple[tuple[str, int], ...]                 # --parallelism / --slots / --taskmanagers
     fix: bool
     max_file_bytes: int                              # the config reader's own cap for YAML files
+    completeness: str | None                         # project: complete | overlay (None: from each file)
+    plan: dict[str, object] | None                   # --plan: the job graph (/jobs/:jobid/plan JSON)
+    plan_source: str | None                          # its file
 
     def __init__(self, flink_version: FlinkVersion | None = None,
                  project_flink_version: FlinkVersion | None = None, select: tuple[str, ...] = (),
@@ -101,9 +104,11 @@ class LintOptions(Record):
                  severity_overrides: tuple[tuple[str, Severity], ...] = (), rule_dirs: tuple[Path, ...] = (),
                  bundled_rules: bool = True, baseline: Path | None = None, follow_symlinks: bool = False,
                  env: tuple[tuple[str, int], ...] = (), fix: bool = False,
-                 max_file_bytes: int = 8 * 1024 * 1024) -> None:
+                 max_file_bytes: int = 8 * 1024 * 1024, completeness: str | None = None,
+                 plan: dict[str, object] | None = None, plan_source: str | None = None) -> None:
         _store(self, (flink_version, project_flink_version, select, ignore, severity_overrides, rule_dirs,
-                      bundled_rules, baseline, follow_symlinks, env, fix, max_file_bytes))
+                      bundled_rules, baseline, follow_symlinks, env, fix, max_file_bytes, completeness, plan,
+                      plan_source))
 
 
 class LintResult(Record):

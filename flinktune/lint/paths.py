@@ -6,10 +6,13 @@ folders and the usual build/virtualenv folders skipped) a file counts when it is
 * named ``flink-conf.yaml`` (or ends with ``flink-conf.yaml``/``.yml``);
 * named ``config.yaml``/``.yml`` (or ``*config.yaml``, e.g. ``flink_config.yaml``) and mentions a
   ``jobmanager``/``taskmanager`` key, so that other tools' ``config.yaml`` files are left alone;
-* any other ``*.yaml``/``*.yml`` that declares ``kind: FlinkDeployment`` or
-  ``kind: FlinkSessionJob``, or a ``kind: ConfigMap`` carrying a ``flink-conf.yaml`` or
-  ``config.yaml`` entry.
+* any other ``*.yaml``/``*.yml`` whose content is a Flink config whatever its name
+  (``flink-prod.yaml``): a flat Flink key at the start of a line (``taskmanager.memory.process.size:``,
+  ``state.backend.type:``, ...) or a top-level ``jobmanager:``/``taskmanager:`` block, or that
+  declares ``kind: FlinkDeployment`` or ``kind: FlinkSessionJob``, or a ``kind: ConfigMap``
+  carrying a ``flink-conf.yaml`` or ``config.yaml`` entry.
 
+A folder in which nothing counts is an input problem (exit 2), never "0 files checked" and a pass.
 Globs (``conf/**/*.yaml``) are expanded like a shell would; every match counts as named.
 """
 
@@ -30,6 +33,21 @@ _FLINK_KIND = re.compile(rb"^\s*kind:\s*['\"]?(FlinkDeployment|FlinkSessionJob)\
 _CONFIGMAP_KIND = re.compile(rb"^\s*kind:\s*['\"]?ConfigMap\b", re.MULTILINE)
 _EMBEDDED_CONF = re.compile(rb"^\s+['\"]?(flink-conf\.yaml|config\.yaml)['\"]?\s*:", re.MULTILINE)
 _FLINK_KEYS = re.compile(rb"^\s*(jobmanager|taskmanager)[.:]", re.MULTILINE)
+# Content that makes any YAML file a Flink config: a flat key under one of Flink's option roots
+# (flink-conf.yaml's format; Flink's docs, "Configuration"), or a top-level jobmanager/taskmanager
+# block (config.yaml's nested format, Flink 1.19+). Column 0 only: a docker-compose file's
+# indented `jobmanager:` service is not a Flink config.
+_FLINK_CONTENT = re.compile(
+    rb"^(?:(?:jobmanager|taskmanager|state|execution|parallelism|pipeline|restart-strategy"
+    rb"|high-availability|rest|metrics|blob|heartbeat|cluster|env|classloader|kubernetes|table"
+    rb"|web|io\.tmp)\.[A-Za-z0-9_.-]+\s*:|(?:jobmanager|taskmanager):\s*(?:#.*)?$)",
+    re.MULTILINE,
+)
+# What a folder search looks for, for the message when a folder holds none.
+LOOKED_FOR = (
+    "no Flink config found (looked for *.yaml/*.yml files holding Flink options, e.g. flink-conf.yaml, "
+    "config.yaml, kind: FlinkDeployment); name a file to lint it whatever it holds"
+)
 
 
 class Expanded(Record):
@@ -63,7 +81,7 @@ def is_flink_config_candidate(path: Path) -> bool:
     head = _head(path)
     if stem.endswith("config"):
         return bool(_FLINK_KEYS.search(head))
-    if _FLINK_KIND.search(head):
+    if _FLINK_KIND.search(head) or _FLINK_CONTENT.search(head):
         return True
     return bool(_CONFIGMAP_KIND.search(head) and _EMBEDDED_CONF.search(head))
 
@@ -112,7 +130,10 @@ def expand_paths(arguments: list[str] | tuple[str, ...], *, follow_symlinks: boo
     for argument in arguments:
         path = Path(argument)
         if path.is_dir():
-            for name in _walk(path, follow_symlinks):
+            found = _walk(path, follow_symlinks)
+            if not found:
+                problems.append(InputProblem(argument, LOOKED_FOR))
+            for name in found:
                 add(name)
         elif path.exists() or path.is_symlink():
             # Named explicitly: always linted, whatever its name (the reader decides the format).

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from flinktune.config.record import Record, set_field
 from flinktune.errors import ConfigError
@@ -23,7 +23,7 @@ class ProjectConfig(Record):
     """Settings from .flinktune.yaml or [tool.flinktune]; empty when there is none."""
 
     __slots__ = _fields = ("path", "select", "ignore", "severity", "rules", "fail_on", "flink_version",
-                           "baseline")
+                           "baseline", "completeness")
     path: Path | None
     select: tuple[str, ...]
     ignore: tuple[str, ...]
@@ -32,11 +32,12 @@ class ProjectConfig(Record):
     fail_on: Severity | None
     flink_version: str | None
     baseline: Path | None
+    completeness: str | None          # complete | overlay: whether linted files are all Flink reads
 
     def __init__(self, path: Path | None = None, select: tuple[str, ...] = (), ignore: tuple[str, ...] = (),
                  severity: tuple[tuple[str, Severity], ...] = (), rules: tuple[Path, ...] = (),
                  fail_on: Severity | None = None, flink_version: str | None = None,
-                 baseline: Path | None = None) -> None:
+                 baseline: Path | None = None, completeness: str | None = None) -> None:
         set_field(self, "path", path)
         set_field(self, "select", select)
         set_field(self, "ignore", ignore)
@@ -45,6 +46,7 @@ class ProjectConfig(Record):
         set_field(self, "fail_on", fail_on)
         set_field(self, "flink_version", flink_version)
         set_field(self, "baseline", baseline)
+        set_field(self, "completeness", completeness)
 
 
 def find_project_config(start: Path | None = None) -> Path | None:
@@ -67,9 +69,9 @@ def find_project_config(start: Path | None = None) -> Path | None:
 
 
 def _line_of(text: str, field: str) -> int | None:
-    pattern = re.compile(rf"^\s*['\"]?{re.escape(field)}['\"]?\s*[:=]", re.MULTILINE)
-    match = pattern.search(text)
-    return text.count("\n", 0, match.start()) + 1 if match else None
+    from flinktune.situation.lines import line_of_key
+
+    return line_of_key(text, field)
 
 
 def _raw_table(path: Path) -> tuple[dict[str, Any], str]:
@@ -100,58 +102,132 @@ def _raw_table(path: Path) -> tuple[dict[str, Any], str]:
     return table, text
 
 
-def _validate(table: dict[str, Any], path: Path, text: str) -> Any:
-    # pydantic only when a project config exists: keeps the plain lint path light.
-    from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+# The settings, in the order problems are reported; every one is optional.
+_SETTINGS: tuple[str, ...] = (
+    "select", "ignore", "severity", "rules", "fail-on", "flink-version", "baseline", "completeness",
+)
+_COMPLETENESS: tuple[str, ...] = ("complete", "overlay")
 
-    class _Schema(BaseModel):
-        model_config = ConfigDict(extra="forbid", frozen=True)
 
-        select: list[str] = Field(default_factory=list)
-        ignore: list[str] = Field(default_factory=list)
-        severity: dict[str, Severity] = Field(default_factory=dict)
-        rules: list[str] = Field(default_factory=list)
-        fail_on: Severity | None = Field(default=None, alias="fail-on")
-        flink_version: str | None = Field(default=None, alias="flink-version")
-        baseline: str | None = None
+class _Settings(Record):
+    """The validated settings of a project config (plain values; see _validate)."""
 
-        @field_validator("select", "ignore")
-        @classmethod
-        def _prefixes(cls, value: list[str]) -> list[str]:
-            for prefix in value:
-                if not _CODE_PREFIX.match(prefix):
-                    raise ValueError(f"'{prefix}' is not a rule code or code prefix like FTN or FTN001")
-            return [p.upper() for p in value]
+    __slots__ = _fields = ("select", "ignore", "severity", "rules", "fail_on", "flink_version", "baseline",
+                           "completeness")
+    select: list[str]
+    ignore: list[str]
+    severity: dict[str, Severity]
+    rules: list[str]
+    fail_on: Severity | None
+    flink_version: str | None
+    baseline: str | None
+    completeness: Literal["complete", "overlay"] | None
 
-        @field_validator("severity")
-        @classmethod
-        def _codes(cls, value: dict[str, Severity]) -> dict[str, Severity]:
-            for code in value:
-                if not _CODE_PREFIX.match(code):
-                    raise ValueError(f"'{code}' is not a rule code or code prefix")
-            return {k.upper(): v for k, v in value.items()}
+    def __init__(self, **values: Any) -> None:
+        for name in self._fields:
+            set_field(self, name, values[name])
 
-        @field_validator("flink_version", mode="before")
-        @classmethod
-        def _version_text(cls, value: Any) -> Any:
-            # `flink-version: 1.20` is a float in YAML; keep what the user wrote.
-            return str(value) if isinstance(value, int | float) else value
 
+def _severity(value: Any) -> Severity:
     try:
-        return _Schema.model_validate(table)
-    except ValidationError as error:
-        first = error.errors()[0]
-        loc = ".".join(str(part) for part in first["loc"]) or "(top level)"
-        top = str(first["loc"][0]) if first["loc"] else ""
-        if first["type"] == "extra_forbidden":
-            allowed = "select, ignore, severity, rules, fail-on, flink-version, baseline"
-            message = f"unknown setting '{loc}' in project config (allowed: {allowed})"
-        else:
-            message = f"invalid project config setting '{loc}': {first['msg']}"
-        more = len(error.errors()) - 1
-        if more:
-            message += f" (and {more} more problem{'s' if more > 1 else ''})"
-        raise ConfigError(message, file=str(path), line=_line_of(text, top) if top else None) from None
+        return Severity(value)
+    except (ValueError, TypeError):
+        raise ValueError("Input should be 'error', 'warning' or 'info'") from None
+
+
+def _string_list(value: Any) -> list[str]:
+    if not isinstance(value, list):
+        raise ValueError("Input should be a valid list")
+    if not all(isinstance(item, str) for item in value):
+        raise ValueError("Input should be a valid string")
+    return list(value)
+
+
+def _code_list(value: Any) -> list[str]:
+    codes = _string_list(value)
+    for prefix in codes:
+        if not _CODE_PREFIX.match(prefix):
+            raise ValueError(f"'{prefix}' is not a rule code or code prefix like FTN or FTN001")
+    return [p.upper() for p in codes]
+
+
+def _optional_text(value: Any) -> str | None:
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise ValueError("Input should be a valid string")
+    return value
+
+
+_VERSION_AS_WRITTEN = re.compile(r"""^\s*["']?flink-version["']?\s*[:=]\s*([0-9][0-9._]*)\s*(?:#.*)?$""",
+                                 re.MULTILINE)
+
+
+def _version_as_written(raw: float | int, text: str) -> str:
+    """A number-typed version as the user wrote it: YAML and TOML read ``1.20`` as the float 1.2."""
+    found = _VERSION_AS_WRITTEN.search(text)
+    return found.group(1) if found else str(raw)
+
+
+def _validate(table: dict[str, Any], path: Path, text: str) -> _Settings:
+    """Check the settings by hand: this runs on every lint in a project that has a config, and
+    importing pydantic for eight fields cost more than the rest of a small lint (issue 15)."""
+    problems: list[tuple[str, str]] = []  # (location, message)
+    values: dict[str, Any] = {
+        "select": [], "ignore": [], "severity": {}, "rules": [], "fail_on": None, "flink_version": None,
+        "baseline": None, "completeness": None,
+    }
+    for setting in _SETTINGS:
+        if setting not in table:
+            continue
+        raw = table[setting]
+        try:
+            if setting in ("select", "ignore"):
+                values[setting] = _code_list(raw)
+            elif setting == "rules":
+                values["rules"] = _string_list(raw)
+            elif setting == "severity":
+                if not isinstance(raw, dict):
+                    raise ValueError("Input should be a valid dictionary")
+                severity: dict[str, Severity] = {}
+                for code, level in raw.items():
+                    if not isinstance(code, str) or not _CODE_PREFIX.match(code):
+                        raise ValueError(f"'{code}' is not a rule code or code prefix")
+                    try:
+                        severity[code.upper()] = _severity(level)
+                    except ValueError as error:
+                        problems.append((f"severity.{code}", str(error)))
+                values["severity"] = severity
+            elif setting == "fail-on":
+                values["fail_on"] = None if raw is None else _severity(raw)
+            elif setting == "flink-version":
+                # `flink-version: 1.20` is a float in YAML; keep what the user wrote.
+                numeric = isinstance(raw, int | float) and not isinstance(raw, bool)
+                version = _version_as_written(raw, text) if numeric else raw
+                values["flink_version"] = _optional_text(version)
+            elif setting == "baseline":
+                values["baseline"] = _optional_text(raw)
+            elif setting == "completeness":
+                if raw is not None and raw not in _COMPLETENESS:
+                    raise ValueError("Input should be 'complete' or 'overlay'")
+                values["completeness"] = raw
+        except ValueError as error:
+            problems.append((setting, str(error)))
+    for key in table:
+        if key not in _SETTINGS:
+            problems.append((str(key), ""))
+    if not problems:
+        return _Settings(**values)
+    loc, detail = problems[0]
+    top = loc.split(".", 1)[0]
+    if not detail:
+        message = f"unknown setting '{loc}' in project config (allowed: {', '.join(_SETTINGS)})"
+    else:
+        message = f"invalid project config setting '{loc}': {detail}"
+    more = len(problems) - 1
+    if more:
+        message += f" (and {more} more problem{'s' if more > 1 else ''})"
+    raise ConfigError(message, file=str(path), line=_line_of(text, top) if top else None)
 
 
 def load_project_config(path: Path) -> ProjectConfig:
@@ -176,6 +252,7 @@ def load_project_config(path: Path) -> ProjectConfig:
         fail_on=model.fail_on,
         flink_version=model.flink_version,
         baseline=base / model.baseline if model.baseline else None,
+        completeness=model.completeness,
     )
 
 

@@ -18,7 +18,6 @@ from flinktune.lint.paths import expand_paths
 from flinktune.lint.ruleinfo import builtin_rule_infos, rule_infos, safe_fix_codes
 from flinktune.lint.selection import is_selected, select_findings
 from flinktune.lint.suppress import Directives, apply_suppressions, parse_directives
-from flinktune.lint.versioning import detect_version
 
 
 @dataclass
@@ -72,6 +71,26 @@ def _env(options: LintOptions) -> dict[str, Any] | None:
     return dict(options.env) if options.env else None
 
 
+def _situation(document: ConfigDocument, text: str, directives: Directives, options: LintOptions) -> Any:
+    """The one resolved situation (flinktune.situation) the rules read: version, effective config with
+    the operator's spec and legacy heap keys folded in, parallelism / slots / exchanges from the flags."""
+    from flinktune.situation import Environment, resolve_situation
+
+    given = {name: value for name, value in (options.env or ()) if value is not None}
+    if options.flink_version is not None:
+        given["flink-version"] = options.flink_version
+    environment = Environment().with_values(given, "flag") if given else Environment()
+    completeness = None
+    if options.completeness is not None:
+        from flinktune.situation import Sourced
+
+        completeness = Sourced(options.completeness, "project", detail="completeness")
+    return resolve_situation(document, text=text or None, environment=environment,
+                             directive=directives.flink_version,
+                             project_version=options.project_flink_version, completeness=completeness,
+                             plan=options.plan, plan_source=options.plan_source)
+
+
 def _lint_file(path: str, ruleset: Any, options: LintOptions) -> _FileOutcome:
     from flinktune.rules import evaluate_document
 
@@ -84,13 +103,17 @@ def _lint_file(path: str, ruleset: Any, options: LintOptions) -> _FileOutcome:
     directives = parse_directives(text) if text else Directives()
     raw_all: list[Finding] = []
     for document in documents:
-        version, source = detect_version(
-            document, flag=options.flink_version, directive=directives.flink_version,
-            project=options.project_flink_version,
-        )
-        outcome.versions.append(FileVersion(path, version, source, document.name))
         try:
-            found = list(evaluate_document(ruleset, document, version, env=_env(options)))
+            situation = _situation(document, text, directives, options)
+        except FlinktuneError as error:
+            outcome.problems.append(InputProblem(error.file or path, f"could not be checked: {error.message}",
+                                                 error.line))
+            continue
+        version = situation.flink_version
+        outcome.versions.append(FileVersion(path, version, situation.version.source, document.name))
+        try:
+            found = list(evaluate_document(ruleset, document, version, env=_env(options),
+                                           situation=situation))
         except FlinktuneError as error:
             outcome.problems.append(InputProblem(error.file or path, f"could not be checked: {error.message}",
                                                  error.line))

@@ -153,6 +153,11 @@ def buffer_settings(
         overdraft = default_overdraft if max_overdraft_per_gate is None else max_overdraft_per_gate
         sort_par = ((1 if version >= V1_15 else INT_MAX) if sort_shuffle_min_parallelism is None
                     else sort_shuffle_min_parallelism)
+    if version >= V2_0 and hybrid_new_mode is not None and not hybrid_new_mode:
+        # 2.0 removed the legacy hybrid shuffle (HybridShuffleConfiguration is gone from
+        # ResultPartitionFactory @2.3.0; 2.0 release notes): hybrid is always tiered storage.
+        raise ModelInputError(f"the legacy hybrid shuffle mode does not exist in Flink {version}; "
+                              "hybrid shuffles always use tiered storage from 2.0")
     if required_per_gate_max is not None and version < V1_17:
         raise ModelInputError(f"{KEY_REQUIRED_MAX} does not exist before Flink 1.17")
     sort_buffers = ((512 if version >= V1_15 else 64) if sort_shuffle_min_buffers is None

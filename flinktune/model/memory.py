@@ -257,10 +257,13 @@ def _range(option: str, fraction: float, min_bytes: int, max_bytes: int, default
     widened = java_float(float(fraction))
     if min_bytes <= max_bytes and 0 <= widened < 1:
         return _Range(min_bytes, max_bytes, widened)
+    # RangeFraction's constructor checks min <= max first, then the fraction; Flink wraps its text.
+    cause = ("min value must be less or equal to max value" if min_bytes > max_bytes
+             else "fraction must be in range [0, 1)")
     raise MemoryConfigError(
         f"Inconsistently configured {option_to_string(option, default_text, fallback_keys)} "
         f"({java_double_str(widened)}) and its min ({human_readable(min_bytes)}), "
-        f"max ({human_readable(max_bytes)}) value"
+        f"max ({human_readable(max_bytes)}) value {cause}"
     )
 
 
@@ -616,15 +619,27 @@ def derive_jobmanager_memory(o: JobManagerMemoryOptions) -> JobManagerMemory:
             "0.1",
         )
         if o.heap_bytes is not None:
+            # JobManagerFlinkMemoryUtils.deriveFromRequiredFineGrainedOptions (1.20.5 / 2.3.0, checked
+            # against BashJavaUtils): with Total Flink Memory also set, an explicit off-heap must add
+            # up exactly; an unset one is the rest (total - heap), not its 128m default.
             heap = o.heap_bytes
+            consistent = ("Please, make the configuration consistent or configure only one option: either "
+                          "JVM Heap or Total Flink Memory.")
+            if o.flink_bytes is not None and o.off_heap_bytes is not None:
+                if add(heap, off_heap) != o.flink_bytes:
+                    raise MemoryConfigError(
+                        f"Sum of the configured JVM Heap Memory ({human_readable(heap)}) and the configured "
+                        f"Off-heap Memory ({human_readable(off_heap)}) does not match the configured Total "
+                        f"Flink Memory ({human_readable(o.flink_bytes)}). {consistent}"
+                    )
+            elif o.flink_bytes is not None:
+                if o.flink_bytes < heap:
+                    raise MemoryConfigError(
+                        f"The configured JVM Heap Memory ({human_readable(heap)}) exceeds the configured "
+                        f"Total Flink Memory ({human_readable(o.flink_bytes)}). {consistent}"
+                    )
+                off_heap = o.flink_bytes - heap
             total_flink = add(heap, off_heap)
-            if o.flink_bytes is not None and total_flink != o.flink_bytes:
-                raise MemoryConfigError(
-                    f"Sum of the configured JVM Heap Memory ({human_readable(heap)}) and the configured or "
-                    f"default Off-heap Memory ({human_readable(off_heap)}) exceeds the configured Total "
-                    f"Flink Memory ({human_readable(o.flink_bytes)}). Please, make the configuration "
-                    "consistent or configure only one option: either JVM Heap or Total Flink Memory."
-                )
             overhead = _overhead_from_total_flink(total_flink, metaspace, o.process_bytes, overhead_rng,
                                                   notes)
             return JobManagerMemory("fine-grained", heap, off_heap, metaspace, overhead)
@@ -719,6 +734,8 @@ def taskmanager_memory_options(source: Mapping[str, object] | RawGetter | object
     ``source`` is a mapping of raw values (``{"taskmanager.memory.process.size": "1728m"}``), a
     getter ``key -> raw value or None``, or an EffectiveConfig (``is_set`` / ``memory_bytes`` /
     ``floating`` / ``integer``). Deprecated keys are honoured; the new key wins when both are set.
+    The legacy ``taskmanager.heap.size`` / ``.mb`` keys are not read here: the situation layer maps
+    them as the version and deployment do (flinktune.situation.legacy) into the EffectiveConfig.
     """
     return TaskManagerMemoryOptions(**_read_options(source, TM_KEYS))  # type: ignore[arg-type]
 

@@ -26,14 +26,7 @@ from flinktune.model import timeout
 from flinktune.model._arrays import as_array
 from flinktune.model.buffers import INT_MAX, V1_17, V2_0
 from flinktune.model.memory import TaskManagerMemoryOptions, derive_taskmanager_memory
-from flinktune.units import (
-    SECONDS_PER_TIME_UNIT,
-    parse_bandwidth_bytes_per_s,
-    parse_float,
-    parse_int,
-    parse_memory_size,
-    split_decimal_time,
-)
+from flinktune.units import parse_bandwidth, parse_duration_s, parse_float, parse_int, parse_size_bytes
 from flinktune.versions import DEFAULT_VERSION, FlinkVersion
 
 MAX_SWEEP_POINTS = 10_000_000
@@ -88,26 +81,20 @@ class Quantity:
 
 
 def parse_param_value(param: Param, text: object) -> float:
-    """One value of ``param`` from text (``2ms``, ``10Gbit/s``, ``32kb``, ``1e5``) or a number."""
+    """One value of ``param`` from text (``2ms``, ``10Gbit/s``, ``32kb``, ``1e5``) or a number, by the
+    one unit rule (flinktune.units): durations and bandwidths need their unit, sizes are MemorySize."""
+    what = f"--{param.name}"
     try:
         if isinstance(text, bool):
-            raise ModelInputError(f"--{param.name}: {text!r} is not a value")
+            raise ModelInputError(f"{what}: {text!r} is not a value")
         if param.kind == "duration":
-            if isinstance(text, int | float):
-                return float(text)  # a number in a profile is in seconds
-            if str(text).strip().lower() in ("inf", "off", "disabled", "-1"):
-                return math.inf
-            parsed = split_decimal_time(str(text))
-            if parsed is None:
-                raise ModelInputError(f"--{param.name}: '{text}' is not a duration like 2ms, 0.5ms or 1s")
-            number, unit = parsed
-            return number * (SECONDS_PER_TIME_UNIT[unit] if unit else 1e-3)  # a bare number is in ms
+            special = ({"inf": math.inf, "off": math.inf, "disabled": math.inf, "-1": math.inf}
+                       if param.name == "buffer-timeout" else None)
+            return parse_duration_s(text, what=what, special=special)  # type: ignore[arg-type]
         if param.kind == "bandwidth":
-            return parse_bandwidth_bytes_per_s(text if isinstance(text, int | float) else str(text))
+            return parse_bandwidth(text, what=what)  # type: ignore[arg-type]
         if param.kind == "memory":
-            if isinstance(text, int | float):
-                return float(text)
-            return float(parse_memory_size(str(text)).bytes)
+            return float(parse_size_bytes(text, what=what))  # type: ignore[arg-type]
         if param.kind == "int":
             if isinstance(text, float) and text.is_integer():
                 return float(text)
@@ -120,7 +107,8 @@ def parse_param_value(param: Param, text: object) -> float:
     except ModelInputError:
         raise
     except FlinktuneError as error:
-        raise ModelInputError(f"--{param.name}: {error.message}") from None
+        message = error.message
+        raise ModelInputError(message if message.startswith(f"{what}:") else f"{what}: {message}") from None
 
 
 def parse_sweep(spec: str) -> tuple[Param, NDArray[np.float64]]:

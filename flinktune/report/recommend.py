@@ -64,6 +64,10 @@ def _key_text(change: Change) -> str:
     return change.key
 
 
+# The factor docs/recommend.md states between the predicted and the measured barrier wait.
+PREDICTION_FACTOR = 2
+
+
 def _environment_lines(rec: Recommendation) -> list[str]:
     env = rec.environment
     job = rec.job
@@ -106,6 +110,11 @@ def _network_lines(rec: Recommendation) -> list[str]:
                    f"({'fits' if fit.fits else 'DOES NOT FIT'}, RequestedMemoryUsage "
                    f"{fit.requested_usage_percent:.0f}%)")
     out.append(f"  demand assumption: {rec.demand_assumption}")
+    op = rec.operator_network
+    if op is not None:  # the FlinkDeployment turns the operator's memory tuning on: its figure, to compare
+        out.append(f"  Kubernetes operator (job.autoscaler.memory.tuning.enabled) would set network.min/max "
+                   f"to {op.memory.network_bytes:,} bytes ({op.memory.segments} buffers: every channel "
+                   f"charged as remote, every slot full; {op.assumption}); see docs/model.md 2a")
     return out
 
 
@@ -126,9 +135,23 @@ def render_recommendation_text(rec: Recommendation, *, diff: bool = True) -> str
         lines.append("  " + "; ".join(bits))
     lines.append("Network memory per TaskManager:")
     lines.extend(_network_lines(rec))
+    if rec.barrier_wait_s[0] is not None and rec.measured is not None:
+        before, after = rec.barrier_wait_s
+        lines.append("Checkpoint barrier under back pressure (predicted, whole path):")
+        lines.append(f"  waits about {before:.3g} s over {rec.measured.backpressured_exchanges} "
+                     "back-pressured "
+                     f"exchange(s) (input gates and output queues)"
+                     + (f"; with the changes about {after:.3g} s"
+                        if after is not None and rec.changes else "")
+                     + f" (docs/recommend.md: within a factor of {PREDICTION_FACTOR} of real Flink)")
     lines.append("")
     if not rec.changes:
-        lines.append("No changes: the configuration already fits this job and environment.")
+        if rec.original_memory_error or (rec.original_fit is not None and not rec.original_fit.fits):
+            lines.append("No changes proposed, but the configuration has a problem (above); see the notes.")
+        elif rec.withheld:
+            lines.append("No changes: nothing measured or stated shows that Flink's defaults limit this job.")
+        else:
+            lines.append("No changes: the configuration already fits this job and environment.")
     else:
         rows = [(str(i), _key_text(c), _current_text(c), _recommended_text(c))
                 for i, c in enumerate(rec.changes, 1)]
@@ -142,8 +165,16 @@ def render_recommendation_text(rec: Recommendation, *, diff: bool = True) -> str
             lines.append("  " + "  ".join(v.ljust(w) for v, w in zip(row, widths, strict=True)).rstrip())
             lines.extend(textwrap.wrap("why: " + change.why, 100, initial_indent="       ",
                                        subsequent_indent="            "))
+            if change.evidence:
+                lines.extend(textwrap.wrap("evidence: " + "; ".join(change.evidence), 100,
+                                           initial_indent="       ", subsequent_indent="            "))
             for effect in change.effects:
                 lines.append("       effect: " + _effect_text(effect))
+    if rec.withheld:
+        lines.append("")
+        lines.append("Not changed without evidence (what would be checked, and how to provide it):")
+        for item in rec.withheld:
+            lines.extend(textwrap.wrap(item, 100, initial_indent="  - ", subsequent_indent="    "))
     if rec.notes:
         lines.append("")
         lines.append("Notes:")
@@ -161,7 +192,7 @@ def _change_json(change: Change) -> dict[str, Any]:
     return {
         "key": change.key, "action": change.action, "new_key": change.new_key, "line": change.line,
         "current": change.current, "default": change.default, "recommended": change.recommended,
-        "why": change.why,
+        "why": change.why, "evidence": list(change.evidence), "step": change.step,
         "effects": [{"name": e.name, "label": e.label, "unit": e.unit, "before": jsonable(e.before),
                      "after": jsonable(e.after)} for e in change.effects],
     }
@@ -188,11 +219,17 @@ def recommendation_dict(rec: Recommendation) -> dict[str, Any]:
         "measured": rec.measured.as_dict() if rec.measured is not None else None,
         "changes": [_change_json(c) for c in rec.changes],
         "notes": list(rec.notes),
+        "withheld": list(rec.withheld),
+        "barrier_wait_s": {"before": rec.barrier_wait_s[0], "after": rec.barrier_wait_s[1]},
         "network": {"original": _fit_json(rec.original_fit),
                     "original_memory_error": rec.original_memory_error,
                     "recommended": _fit_json(rec.final_fit),
                     "recommended_memory_error": rec.final_memory_error,
-                    "demand_assumption": rec.demand_assumption},
+                    "demand_assumption": rec.demand_assumption,
+                    "operator_memory_tuning": None if rec.operator_network is None else {
+                        "network_bytes": rec.operator_network.memory.network_bytes,
+                        "buffers": rec.operator_network.memory.segments,
+                        "assumption": rec.operator_network.assumption}},
         "model": {"before": {k: jsonable(v) for k, v in rec.before.items()},
                   "after": {k: jsonable(v) for k, v in rec.after.items()}},
         "diff": unified_diff(rec.original_text, rec.new_text, rec.path),

@@ -90,6 +90,8 @@ def _run(rule: Rule, bindings: dict[str, Value], context: RuleContext, where: st
             fix = Fix(action=rule.fix.action, key=key_t.render(values),
                       value=value_t.render(values) if value_t is not None else None,
                       new_key=new_t.render(values) if new_t is not None else None)
+            if fix.key in ("", "null") or (fix.action == "set" and fix.value in ("", "null")):
+                fix = None   # the rule computed no change (e.g. no single setting helps): say so, fix nothing
         if rule.at is not None:
             at_key = rule.at.render(values)
             line = location.line
@@ -140,9 +142,13 @@ def _key_guard(condition: Condition) -> frozenset[str] | None:
 
 
 def evaluate_document(ruleset: RuleSet, document: ConfigDocument, version: FlinkVersion,
-                      env: Mapping[str, object] | None = None) -> list[Finding]:
-    """Run the config-, key- and issue-scope rules that apply to ``version`` over one document."""
-    context = RuleContext(version, document, env)
+                      env: Mapping[str, object] | None = None, situation: object = None) -> list[Finding]:
+    """Run the config-, key- and issue-scope rules that apply to ``version`` over one document.
+
+    ``situation`` (flinktune.situation.Situation) is what the rule functions read for the effective
+    configuration, memory and job; without one it is resolved from ``document``, ``version`` and ``env``.
+    """
+    context = RuleContext(version, document, env, situation)
     base: dict[str, Value] = {
         "version": str(version),
         "env": to_value(dict(env or {})),

@@ -10,6 +10,7 @@ built on it stay false instead of crashing; the value's syntax is another rule's
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable, Mapping
 from functools import cached_property
 from typing import Any
@@ -37,11 +38,31 @@ class RuleContext:
     """What functions see. Built by the engine; never handed to rule text itself."""
 
     def __init__(self, version: FlinkVersion, document: ConfigDocument | None = None,
-                 env: Mapping[str, object] | None = None) -> None:
+                 env: Mapping[str, object] | None = None, situation: Any = None) -> None:
         self.version = version
         self.document = document
         self.env = dict(env or {})
         self._memo: dict[tuple[str, object], object] = {}
+        if situation is not None:
+            self.__dict__["situation"] = situation
+
+    @cached_property
+    def situation(self) -> Any:
+        """The resolved situation (flinktune.situation) of the document: lint's runner passes the one it
+        resolved; otherwise (rule examples, tests) one is resolved here with ``version`` as given and
+        ``env`` as flags."""
+        from flinktune.situation import Environment, resolve_situation
+        from flinktune.situation.environment import FIELD
+
+        given = {k: v for k, v in self.env.items() if k in FIELD and k != "flink-version" and v is not None}
+        environment = Environment().with_values({**given, "flink-version": self.version}, "flag")
+        if self.document is None:
+            from flinktune.config.types import ConfigDocument, ConfigFormat
+
+            document = ConfigDocument("<none>", ConfigFormat.FLAT, ())
+        else:
+            document = self.document
+        return resolve_situation(document, environment=environment, catalog=self.catalog)
 
     @cached_property
     def catalog(self) -> Any:
@@ -51,9 +72,12 @@ class RuleContext:
 
     @cached_property
     def effective(self) -> Any:
-        from flinktune.config.effective import EffectiveConfig
+        """The document as the version reads it, operator spec fields and legacy heap keys folded in."""
+        if self.document is None:
+            from flinktune.config.effective import EffectiveConfig
 
-        return EffectiveConfig(self.document, self.version, self.catalog)
+            return EffectiveConfig(None, self.version, self.catalog)
+        return self.situation.effective
 
     def resolve(self, key: str) -> Any:
         """Which entry (or default) Flink reads for ``key`` (flinktune.config.effective)."""
@@ -442,40 +466,22 @@ def _set_key(ctx: RuleContext, key: object) -> object:
 # Model functions (flinktune.model.memory / buffers: numpy-free)
 
 
-def _memory_source(ctx: RuleContext) -> dict[str, object]:
-    """Raw key -> value of the document (last wins); the model resolves aliases and defaults."""
-    return dict(ctx.document.values()) if ctx.document is not None else {}
-
-
 def _derivation(ctx: RuleContext, which: str) -> tuple[object | None, str | None]:
-    """(derived memory, Flink's refusal text). Both null when the document sets no size at all
-    (deployments often supply it elsewhere, e.g. the operator's spec.taskManager.resource) or a
-    value does not parse (the invalid-value rule reports that)."""
+    """(derived memory, Flink's refusal text) for the situation's effective configuration
+    (model.network_fit: the one derivation lint, recommend and model share). With no size set at all
+    the refusal is reported for a complete file and nothing for an overlay (situation.completeness);
+    both null when a value does not parse (the invalid-value rule reports that)."""
+    if ctx.document is None:
+        return None, None
 
     def compute() -> tuple[object | None, str | None]:
-        from flinktune.errors import ModelInputError
-        from flinktune.model import memory
+        from flinktune.model import network_fit
 
-        source = _memory_source(ctx)
-        try:
-            if which == "tm":
-                options = memory.taskmanager_memory_options(source)
-            else:
-                options = memory.jobmanager_memory_options(source)
-        except ModelInputError:
-            return None, None
         if which == "tm":
-            sized = (options.process_bytes, options.flink_bytes, options.task_heap_bytes)
-        else:
-            sized = (options.process_bytes, options.flink_bytes, options.heap_bytes)
-        if all(size is None for size in sized):
-            return None, None
-        try:
-            if which == "tm":
-                return memory.derive_taskmanager_memory(options, ctx.version), None
-            return memory.derive_jobmanager_memory(options), None
-        except ModelInputError as error:
-            return None, error.message
+            verdict = network_fit.taskmanager_memory(ctx.situation)
+            return verdict.memory, verdict.error
+        memory, error, _sized = network_fit.jobmanager_memory(ctx.situation)
+        return memory, error
 
     return ctx.memo((which + "-derivation", None), compute)  # type: ignore[return-value]
 
@@ -537,24 +543,10 @@ def _buffer_settings(ctx: RuleContext) -> object:
 
     def compute() -> object:
         from flinktune.errors import ModelInputError
-        from flinktune.model import buffers
-
-        def whole(key: str) -> int | None:
-            value = _config(ctx, key)
-            return value if isinstance(value, int) and not isinstance(value, bool) else None
+        from flinktune.model import network_fit
 
         try:
-            return buffers.buffer_settings(
-                ctx.version,
-                buffers_per_channel=whole(buffers.KEY_BPC),
-                floating_per_gate=whole(buffers.KEY_FPG),
-                max_buffers_per_channel=whole(buffers.KEY_MAX_PER_CHANNEL),
-                max_overdraft_per_gate=(whole(buffers.KEY_OVERDRAFT) if _is_set(ctx, buffers.KEY_OVERDRAFT)
-                                        else None),
-                required_per_gate_max=whole(buffers.KEY_REQUIRED_MAX),
-                sort_shuffle_min_parallelism=whole(buffers.KEY_SORT_MIN_PAR),
-                sort_shuffle_min_buffers=whole(buffers.KEY_SORT_MIN_BUF),
-            )
+            return network_fit.buffer_settings(ctx.situation)
         except ModelInputError:
             return None
 
@@ -594,6 +586,363 @@ def _buffers_target(ctx: RuleContext, parallelism: object, slots: object) -> obj
     """Buffers the pools of one TaskManager grow to in the worst case (model.buffers)."""
     demand = _worst_case(ctx, parallelism, slots)
     return None if demand is None else demand.target  # type: ignore[attr-defined]
+
+
+def _network_fit(ctx: RuleContext) -> object:
+    """The situation's network-buffer verdict (model.network_fit.network_verdict: the same numbers
+    recommend and `model --config` use), as a mapping; null without a document or a derivable memory."""
+    if ctx.document is None:
+        return None
+
+    def compute() -> object:
+        from flinktune.model import network_fit
+        from flinktune.units import format_memory
+
+        situation = ctx.situation
+        verdict = network_fit.network_verdict(situation)
+        if verdict.fit is None or verdict.demand is None:
+            return None
+        out = verdict.as_dict()
+        memory = verdict.memory.memory
+        needed = verdict.needed_network_bytes()
+        fix = network_fit.network_fix(situation)
+        exchanges = verdict.exchanges
+        out.update({
+            "network": memory.network_bytes if memory is not None else None,
+            "busy": min(verdict.slots.value, verdict.parallelism.value),
+            "needed": needed,
+            "fix_key": fix[0] if fix else None,
+            "fix_value": fix[1] if fix else None,
+            "fix_text": f"set {fix[0]}: {fix[1]}" if fix else "give the TaskManagers more memory",
+            "exchanges_source": None if exchanges is None else exchanges.describe(),
+            "parallelism_source": verdict.parallelism.describe(),
+            "minimum_fits": None if verdict.minimum_fit is None else verdict.minimum_fit.fits,
+            "needed_text": None if needed is None else format_memory(needed),
+            # What the demand assumes about the graph's shape (a blocking batch job: one stage at a time).
+            "shape": ("one blocking stage at a time, channels local only where the cluster guarantees it"
+                      if verdict.demand.assumption.startswith("batch job") else
+                      "every busy slot runs a subtask of every vertex, every channel remote"),
+        })
+        return out
+
+    return ctx.memo(("network-fit", None), compute)
+
+
+# ---------------------------------------------------------------------------------------------
+# Values of free-text options, JVM flags, deployment hints (issue 14)
+
+# Docker build arguments (Dockerfile ARG, BuildKit's automatic platform ARGs): they exist only
+# while an image is built, so nothing can fill them in a running container.
+_BUILD_ARGS = ("TARGETARCH", "TARGETOS", "TARGETPLATFORM", "TARGETVARIANT", "BUILDPLATFORM", "BUILDARCH",
+               "BUILDOS")
+_PLACEHOLDER = re.compile(
+    r"\$\{(?:" + "|".join(_BUILD_ARGS) + r")\}"
+    r"|/path/to(?:/|$)"                                       # the docs' example path, copied verbatim
+    r"|<(?i:your|my|path|bucket|host|insert|replace)[-_ a-zA-Z]*>"
+    r"|\b(?:CHANGE_?ME|REPLACE_?ME|YOUR_[A-Z_]+)\b")
+
+
+def _placeholder(_ctx: RuleContext, text: object) -> object:
+    """The first placeholder in ``text`` that nothing fills in (see _PLACEHOLDER), or null."""
+    if not isinstance(text, str):
+        return None
+    found = _PLACEHOLDER.search(text)
+    if found is None:
+        return None
+    # ${NAME} is shown as $NAME: finding messages never carry braces (they read as unfilled fields).
+    return found.group(0).replace("${", "$").replace("}", "")
+
+
+_SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*):")
+
+
+def _uri_scheme(_ctx: RuleContext, text: object) -> object:
+    """The scheme of a Flink Path text (``s3`` for s3://b/p), or null when it has none (a plain path;
+    a Windows drive letter such as D:/x is a path, not a scheme)."""
+    if not isinstance(text, str):
+        return None
+    found = _SCHEME.match(text.strip())
+    if found is None or len(found.group(1)) == 1:
+        return None
+    return found.group(1).lower()
+
+
+# Container service names and image paths that show a file is meant for Docker or Kubernetes.
+_CONTAINER_HOSTS = re.compile(
+    r"^(?:flink[-_])?job[-_]?manager(?:[-_].*)?$|^.*-jobmanager(?:[-.].*)?$|^[0-9a-f]{12}$")
+_CONTAINER_PATH = re.compile(r"(?:^|[/\\_.-])(?:docker|k8s|kubernetes|helm|compose)(?:[/\\_.-]|$)",
+                             re.IGNORECASE)
+
+
+def _containerised(ctx: RuleContext) -> bool:
+    """The document shows it runs in containers: a Kubernetes manifest, a docker/k8s/helm folder in
+    its path, a Docker-style JobManager service name, or a path inside the Flink image (/opt/flink)."""
+
+    def compute() -> bool:
+        document = ctx.document
+        if document is None:
+            return False
+        if document.format.value in ("FlinkDeployment", "ConfigMap"):
+            return True
+        if _CONTAINER_PATH.search(document.path):
+            return True
+        values = document.values()
+        address = values.get("jobmanager.rpc.address")
+        if isinstance(address, str) and _CONTAINER_HOSTS.match(address.strip().lower()):
+            return True
+        return any(isinstance(v, str) and ("file:///opt/flink/" in v or v.startswith("/opt/flink/"))
+                   for v in values.values())
+
+    return bool(ctx.memo(("containerised", None), compute))
+
+
+# JVM options a JDK no longer has, with the JDK that dropped them and what happens there.
+# Sources: JEP 158/271 (unified GC logging, JDK 9: the Print*/GC log rotation flags are gone),
+# JEP 214 (JDK 9: -Xincgc), JDK-8173421 (JDK 10: ParNew), JEP 363 (JDK 14: CMS, "support was
+# removed"), JEP 122 (JDK 8: PermGen), JEP 403 (JDK 17: --illegal-access).
+_REMOVED_JVM_FLAGS: dict[str, tuple[int, str]] = {
+    "PrintGCDateStamps": (9, "-Xlog:gc*:time"),
+    "PrintGCTimeStamps": (9, "-Xlog:gc*:uptime"),
+    "PrintGCApplicationStoppedTime": (9, "-Xlog:safepoint"),
+    "PrintGCApplicationConcurrentTime": (9, "-Xlog:safepoint"),
+    "PrintHeapAtGC": (9, "-Xlog:gc+heap=debug"),
+    "PrintTenuringDistribution": (9, "-Xlog:gc+age=trace"),
+    "PrintAdaptiveSizePolicy": (9, "-Xlog:gc+ergo*=trace"),
+    "PrintGCCause": (9, "-Xlog:gc"),
+    "UseGCLogFileRotation": (9, "-Xlog:gc*:file=<f>::filecount=N,filesize=M"),
+    "NumberOfGCLogFiles": (9, "-Xlog:...::filecount=N"),
+    "GCLogFileSize": (9, "-Xlog:...::filesize=M"),
+    "Xincgc": (9, "G1 (the default)"),
+    "UseParNewGC": (10, "G1 (the default)"),
+    "UseConcMarkSweepGC": (14, "G1 (the default) or ZGC"),
+    "CMSInitiatingOccupancyFraction": (14, "G1 options"),
+    "UseCMSInitiatingOccupancyOnly": (14, "G1 options"),
+    "CMSClassUnloadingEnabled": (14, "nothing (G1 unloads classes)"),
+    "CMSParallelRemarkEnabled": (14, "nothing"),
+    "PermSize": (8, "-XX:MetaspaceSize"),
+    "MaxPermSize": (8, "-XX:MaxMetaspaceSize (Flink sets it from jvm-metaspace.size)"),
+    "illegal-access": (17, "--add-opens for the packages that need it"),
+}
+_JVM_FLAG = re.compile(r"(?:^|\s)(?:-XX:[+-]?([A-Za-z]+)|-(Xincgc)\b|--(illegal-access)\b)")
+
+
+def _removed_jvm_flags(_ctx: RuleContext, text: object, jdk: object = None) -> tuple[str, ...]:
+    """The options in a JVM command-line text that JDK ``jdk`` (any JDK after 8 when null) no
+    longer has, each as 'flag (gone in JDK N; use X)'. Empty when there are none."""
+    if not isinstance(text, str):
+        return ()
+    newest = int(_number(jdk, "jdk")) if jdk is not None else 99
+    out: list[str] = []
+    for match in _JVM_FLAG.finditer(text):
+        name = match.group(1) or match.group(2) or match.group(3)
+        if name in _REMOVED_JVM_FLAGS and not any(item.startswith(name + " ") for item in out):
+            gone_in, instead = _REMOVED_JVM_FLAGS[name]
+            if gone_in <= newest:
+                out.append(f"{name} (gone in JDK {gone_in}; use {instead})")
+    return tuple(out)
+
+
+_JDK_IN_PATH = re.compile(
+    r"(?:java|jdk|openjdk|jre|corretto|temurin|zulu)[-_@]?(?:ce-java)?(?:1\.)?(\d{1,2})(?!\d)", re.IGNORECASE)
+
+
+def _jdk(ctx: RuleContext) -> object:
+    """The JDK major version the file shows (env.java.home such as /usr/lib/jvm/java-11-openjdk),
+    else 11 for Flink 2.x (it requires Java 11+), else null."""
+    home = _raw(ctx, "env.java.home")
+    if isinstance(home, str):
+        found = _JDK_IN_PATH.search(home)
+        if found:
+            return int(found.group(1))
+    return 11 if ctx.version >= FlinkVersion(2, 0) else None
+
+
+def _deprecated_since(ctx: RuleContext, key: object) -> object:
+    """The version that deprecated ``key`` ('1.13 or earlier' when the oldest catalogued one did)."""
+    since = getattr(ctx.lookup(_text(key, "key")), "deprecated_since", None)
+    if since is None:
+        return None
+    return f"{since} or earlier" if since == SUPPORTED[0] else str(since)
+
+
+# Deprecated keys whose successor is not a renamed key (so the catalog has no replacement for
+# them) but a different setting that does the job. Sources: the 1.10/1.11 memory migration guide
+# (legacy heap sizes: total Flink memory for standalone, total process memory in containers),
+# NettyShuffleEnvironmentOptions (numberOfBuffers: network memory = buffers x segment size),
+# MetricOptions (reporter .class -> .factory.class), ClusterOptions / TaskManagerOptions 1.19
+# (evenly-spread-out-slots -> taskmanager.load-balance.mode: SLOTS).
+_SUCCESSORS: tuple[tuple[re.Pattern[str], str], ...] = (
+    (re.compile(r"jobmanager\.heap\.(?:size|mb)"),
+     "jobmanager.memory.process.size (containers) or jobmanager.memory.flink.size (standalone)"),
+    (re.compile(r"taskmanager\.heap\.(?:size|mb)"),
+     "taskmanager.memory.process.size (containers) or taskmanager.memory.flink.size (standalone)"),
+    (re.compile(r"taskmanager\.network\.numberOfBuffers"),
+     "taskmanager.memory.network.min/max (buffers x taskmanager.memory.segment-size)"),
+    (re.compile(r"metrics\.reporter\.([^.]+)\.class"), "metrics.reporter.{0}.factory.class"),
+    (re.compile(r"cluster\.evenly-spread-out-slots"), "taskmanager.load-balance.mode: SLOTS"),
+)
+
+
+def _successor(ctx: RuleContext, key: object) -> object:
+    """What to use instead of a deprecated key: the catalog's replacement key, else the setting
+    that took over its job (_SUCCESSORS), else null."""
+    name = _text(key, "key")
+    found = _replacement(ctx, name)
+    if found is not None:
+        return found
+    for pattern, successor in _SUCCESSORS:
+        match = pattern.fullmatch(name)
+        if match:
+            return successor.format(*match.groups())
+    return None
+
+
+def _completeness(ctx: RuleContext) -> object:
+    """'complete' or 'overlay': whether the document is the whole configuration Flink starts with
+    (flinktune.situation: a project setting, what the file shows, else complete)."""
+    situation = getattr(ctx, "situation", None)
+    found = getattr(situation, "completeness", None)
+    return getattr(found, "value", None) or "complete"
+
+
+# Keys the Docker image's entrypoint writes into the live flink-conf.yaml (set_config_option).
+_ENTRYPOINT_KEYS = ("blob.server.port", "query.server.port")
+_MANY_KEYS = 15
+
+
+def _shows_complete(ctx: RuleContext) -> bool:
+    """The document is evidently the whole configuration Flink starts with: a project setting or
+    other stated source says so, or the file shows it - a ConfigMap mounted as the conf folder,
+    keys the Docker entrypoint writes into the live file (blob.server.port, query.server.port, a
+    repeated jobmanager.rpc.address), or a full file of many keys. A short file that shows none of
+    these may as well be merged into the image's defaults, so a missing size is not asserted."""
+    situation = getattr(ctx, "situation", None)
+    found = getattr(situation, "completeness", None)
+    if found is not None and getattr(found, "source", "default") != "default":
+        return getattr(found, "value", None) == "complete"
+    document = ctx.document
+    if document is None or _completeness(ctx) != "complete":
+        return False
+    if document.format.value == "ConfigMap":
+        return True
+    keys = [entry.key for entry in document.entries]
+    if any(key in _ENTRYPOINT_KEYS for key in keys) or keys.count("jobmanager.rpc.address") > 1:
+        return True
+    return len(set(keys)) >= _MANY_KEYS
+
+
+_MOUNT_PATH = re.compile(r"^\s*-?\s*mountPath:\s*[\"']?([^\"'\s#]+)", re.MULTILINE)
+
+
+def _volume_mounted(ctx: RuleContext, path: object) -> bool:
+    """A Kubernetes manifest in the same file mounts a volume at (a parent of) ``path``, e.g. a
+    checkpoint directory file:///flink-data/cp on a volume mounted at /flink-data."""
+    document = ctx.document
+    if document is None or document.format.value not in ("FlinkDeployment", "ConfigMap"):
+        return False
+
+    def mounts() -> tuple[str, ...]:
+        from pathlib import Path
+
+        from flinktune.config.textio import read_text_file
+
+        try:
+            text = read_text_file(Path(document.path)).text
+        except (FlinktuneError, OSError):
+            return ()
+        return tuple(m.rstrip("/") for m in _MOUNT_PATH.findall(text) if m.rstrip("/"))
+
+    found = ctx.memo(("mounts", None), mounts)
+    local = re.sub(r"^file://", "", _text(path, "path"))
+    return any(local == m or local.startswith(m + "/") for m in found)  # type: ignore[union-attr]
+
+
+# Keys whose value is a secret: S3/S3A/Azure/GCS credentials, passwords of key stores, SASL JAAS
+# configs (they embed the password), tokens.
+_CREDENTIAL_KEY = re.compile(
+    r".*(?:secret-key|secret\.key|secret-access-key|password|\.secret|sasl\.jaas\.config)"
+    r"|fs\.azure\.account\.key\..+")
+
+
+def _credential_key(_ctx: RuleContext, key: object) -> bool:
+    return isinstance(key, str) and _CREDENTIAL_KEY.fullmatch(key) is not None
+
+
+def _strip_suffix(_ctx: RuleContext, text: object, suffix: object) -> object:
+    value, tail = _text(text, "text"), _text(suffix, "suffix")
+    return value[: -len(tail)] if tail and value.endswith(tail) else value
+
+
+# Reporter classes whose factory Flink names (the @InstantiateViaFactory annotations of the
+# reporters in flink-metrics-*).
+_REPORTER_FACTORIES = {
+    "org.apache.flink.metrics.prometheus.PrometheusReporter":
+        "org.apache.flink.metrics.prometheus.PrometheusReporterFactory",
+    "org.apache.flink.metrics.prometheus.PrometheusPushGatewayReporter":
+        "org.apache.flink.metrics.prometheus.PrometheusPushGatewayReporterFactory",
+    "org.apache.flink.metrics.jmx.JMXReporter": "org.apache.flink.metrics.jmx.JMXReporterFactory",
+    "org.apache.flink.metrics.slf4j.Slf4jReporter": "org.apache.flink.metrics.slf4j.Slf4jReporterFactory",
+    "org.apache.flink.metrics.graphite.GraphiteReporter":
+        "org.apache.flink.metrics.graphite.GraphiteReporterFactory",
+    "org.apache.flink.metrics.influxdb.InfluxdbReporter":
+        "org.apache.flink.metrics.influxdb.InfluxdbReporterFactory",
+    "org.apache.flink.metrics.datadog.DatadogHttpReporter":
+        "org.apache.flink.metrics.datadog.DatadogHttpReporterFactory",
+    "org.apache.flink.metrics.statsd.StatsDReporter": "org.apache.flink.metrics.statsd.StatsDReporterFactory",
+}
+
+
+def _reporter_factory(_ctx: RuleContext, class_name: object) -> object:
+    if not isinstance(class_name, str):
+        return None
+    return _REPORTER_FACTORIES.get(class_name.strip().strip("\"'"))
+
+
+# What the last word of a key says about its value. A did-you-mean across two kinds (rest.bind-host ->
+# rest.bind-port) would put an address into a port, so such candidates are dropped.
+_WORD_KINDS = {
+    **dict.fromkeys(("host", "hosts", "hostname", "address", "addresses"), "address"),
+    **dict.fromkeys(("port", "ports"), "port"),
+    **dict.fromkeys(("dir", "dirs", "path", "paths", "directory", "directories", "localdir"), "path"),
+    **dict.fromkeys(("timeout", "interval", "delay", "duration", "ttl"), "duration"),
+    **dict.fromkeys(("size", "memory", "bytes", "mb", "kb"), "size"),
+    **dict.fromkeys(("fraction", "ratio"), "fraction"),
+    **dict.fromkeys(("enabled", "enable", "disabled"), "switch"),
+}
+# Words that name the same thing: a key that uses one where Flink uses the other is the same setting.
+_SYNONYMS = {"host": ("address", "hostname"), "hostname": ("host", "address"), "address": ("host",),
+             "enable": ("enabled",), "enabled": ("enable",), "dirs": ("dir",), "dir": ("dirs",)}
+
+
+def _last_word(key: str) -> str:
+    return re.split(r"[.-]", key.lower())[-1]
+
+
+def _key_kind(key: str) -> str | None:
+    return _WORD_KINDS.get(_last_word(key))
+
+
+def _typed_suggestions(ctx: RuleContext, key: object) -> tuple[str, ...]:
+    """suggestions(key) without candidates whose last word names another kind of value."""
+    name = _text(key, "key")
+    kind = _key_kind(name)
+    found = _suggestions(ctx, name)
+    if kind is None:
+        return found
+    return tuple(k for k in found if _key_kind(k) in (None, kind))
+
+
+def _synonym_key(ctx: RuleContext, key: object) -> object:
+    """The known key that differs from ``key`` only by a synonym in its last word
+    (rest.bind-host -> rest.bind-address), or null."""
+    name = _text(key, "key")
+    word = _last_word(name)
+    stem = name[: len(name) - len(word)]
+    for other in _SYNONYMS.get(word, ()):
+        candidate = stem + other
+        if _known(ctx, candidate):
+            return candidate
+    return None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -673,7 +1022,47 @@ FUNCTIONS: Mapping[str, Function] = {
         _f("buffers_required", (2, 2), _buffers_required,
            "buffers_required(parallelism, slots): buffers one TaskManager must hand out at start-up, worst "
            "case (one all-to-all exchange at that parallelism, every slot busy, every channel remote)"),
+        _f("network_fit", (0, 0), _network_fit,
+           "network_fit(): the network-buffer verdict of the situation (fits, fails_for_sure, required, "
+           "minimum_required, available, segment_bytes, parallelism, slots, busy, exchanges, graph_known, "
+           "assumption, message, needed, fix_key, fix_value): the numbers recommend and model use"),
         _f("buffers_target", (2, 2), _buffers_target,
            "buffers_target(parallelism, slots): buffers the pools grow to in the same worst case"),
+        # values, JVM flags and deployment hints
+        _f("placeholder", (1, 1), _placeholder,
+           "placeholder(text): the first placeholder nothing fills in (${TARGETARCH}, /path/to/, "
+           "<your-...>), or null"),
+        _f("uri_scheme", (1, 1), _uri_scheme,
+           "uri_scheme(text): the scheme of a path (s3, hdfs, file), or null"),
+        _f("containerised", (0, 0), _containerised,
+           "containerised(): the document shows it runs in containers (manifest, docker/k8s path, service "
+           "names, /opt/flink paths)"),
+        _f("removed_jvm_flags", (1, 2), _removed_jvm_flags,
+           "removed_jvm_flags(text, jdk): JVM options in text that JDK jdk (any after 8 if omitted) no "
+           "longer has, with the JDK that dropped each and its replacement"),
+        _f("jdk", (0, 0), _jdk,
+           "jdk(): the JDK major version the file shows (env.java.home; 11 for Flink 2.x), or null"),
+        _f("deprecated_since", (1, 1), _deprecated_since,
+           "deprecated_since(key): the Flink version that deprecated key, or null"),
+        _f("successor", (1, 1), _successor,
+           "successor(key): the key or setting that replaces a deprecated key, or null"),
+        _f("strip_suffix", (2, 2), _strip_suffix, "strip_suffix(text, suffix): text without suffix"),
+        _f("credential_key", (1, 1), _credential_key,
+           "credential_key(key): the key holds a secret (secret keys, passwords, SASL JAAS configs)"),
+        _f("shows_complete", (0, 0), _shows_complete,
+           "shows_complete(): the document is evidently the whole configuration (stated, a mounted "
+           "ConfigMap, Docker entrypoint traces, or a full file)"),
+        _f("volume_mounted", (1, 1), _volume_mounted,
+           "volume_mounted(path): a manifest in the same file mounts a volume at (a parent of) path"),
+        _f("completeness", (0, 0), _completeness,
+           "completeness(): 'complete' or 'overlay' (the file is merged into another configuration)"),
+        _f("typed_suggestions", (1, 1), _typed_suggestions,
+           "typed_suggestions(key): suggestions(key) without keys whose name says another kind of value "
+           "(port for host)"),
+        _f("synonym_key", (1, 1), _synonym_key,
+           "synonym_key(key): the known key that differs only by a synonym in its last word "
+           "(bind-host -> bind-address), or null"),
+        _f("reporter_factory", (1, 1), _reporter_factory,
+           "reporter_factory(class): the factory class of a Flink metric reporter class, or null"),
     )
 }

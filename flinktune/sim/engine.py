@@ -9,6 +9,7 @@ connection.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import time
 from typing import Any
 
@@ -28,6 +29,7 @@ from flinktune.sim.result import (
     percentiles,
 )
 from flinktune.sim.scenario import Scenario
+from flinktune.sim.symmetry import fold_block
 from flinktune.sim.task import BACKPRESSURED, BUSY, Task
 from flinktune.sim.transport import Connection, Nic
 
@@ -36,6 +38,9 @@ _M = {name: i for i, name in enumerate(METRIC_NAMES)}
 DRAIN_LIMIT_S = 120.0
 # a drain gives up when no record moved for this long (simulated)
 STALL_S = 5.0
+# run_scenario(fold=None) folds a repeating job from this many channels on (smaller jobs run in
+# full: they are fast anyway, and their results stay those of the reference model)
+FOLD_AUTO_CHANNELS = 1024
 
 
 def hex_id(*parts: str) -> str:
@@ -46,7 +51,8 @@ def hex_id(*parts: str) -> str:
 class _Sim:
     """The assembled network stack of one scenario."""
 
-    def __init__(self, scenario: Scenario, rng: np.random.Generator, check_invariants: bool) -> None:
+    def __init__(self, scenario: Scenario, rng: np.random.Generator, check_invariants: bool,
+                 block: int | None = None) -> None:
         self.sc = scenario
         self.rng = rng
         self.check = check_invariants
@@ -57,10 +63,14 @@ class _Sim:
         costs = scenario.costs
         self.latency_s = cl.rtt / 2
         credit = net.credit_based
-        self.nics = [Nic(k, tm, cl.bandwidth, self.latency_s, costs.message_overhead,
-                         costs.message_overhead_bytes, credit) for tm in range(cl.task_managers)]
-        self.conns: dict[tuple[int, int, int], Connection] = {}
         vertices = scenario.job.vertices
+        # folded (flinktune.sim.symmetry): only subtasks 0 .. block-1 of every vertex are built
+        self.block = block
+        self.copies = vertices[0].parallelism // block if block else 1
+        n_tms = block // cl.slots_per_tm if block else cl.task_managers
+        self.nics = [Nic(k, tm, cl.bandwidth, self.latency_s, costs.message_overhead,
+                         costs.message_overhead_bytes, credit) for tm in range(n_tms)]
+        self.conns: dict[tuple[int, int, int], Connection] = {}
         self.placement = [[i // cl.slots_per_tm for i in range(v.parallelism)] for v in vertices]
         timeout = net.buffer_timeout
         flush_always = timeout is not None and timeout == 0.0
@@ -70,7 +80,7 @@ class _Sim:
         for vi, vertex in enumerate(vertices):
             downstream = vertices[vi + 1] if vi + 1 < len(vertices) else None
             row: list[Task] = []
-            for si in range(vertex.parallelism):
+            for si in range(block or vertex.parallelism):
                 part = router = sizes = None
                 if downstream is not None:
                     spec = downstream.input
@@ -113,15 +123,28 @@ class _Sim:
         for vi in range(1, len(vertices)):
             spec = vertices[vi].input
             strategy = spec.ship_strategy if spec is not None else "HASH"
+            n_producers = vertices[vi - 1].parallelism
             for di, consumer in enumerate(self.tasks[vi]):
                 gate = consumer.gate
-                producers = [self.tasks[vi - 1][di]] if strategy == "FORWARD" else self.tasks[vi - 1]
+                labels = [di] if strategy == "FORWARD" else range(n_producers)
                 n_remote = 0
-                for producer in producers:
-                    sub = producer.part.subs[0 if strategy == "FORWARD" else di]
-                    remote = producer.tm != consumer.tm
+                for label in labels:
+                    # the channel from producer ``label`` to this consumer; folded, it is the
+                    # representative producer's channel to the consumer shifted by whole blocks
+                    if block:
+                        shift = (label // block) * block
+                        producer = self.tasks[vi - 1][label % block]
+                        target = (di - shift) % n_producers
+                        dst_tm = self.placement[vi][target]
+                        remote = self.placement[vi - 1][label] != self.placement[vi][di]
+                    else:
+                        producer = self.tasks[vi - 1][label]
+                        target = di
+                        dst_tm = consumer.tm
+                        remote = producer.tm != consumer.tm
+                    sub = producer.part.subs[0 if strategy == "FORWARD" else target]
                     n_remote += remote
-                    channel = InputChannel(k, gate, producer.subtask, sub, remote, bpc, self.latency_s)
+                    channel = InputChannel(k, gate, label, sub, remote, bpc, self.latency_s)
                     gate.channels.append(channel)
                     sub.channel = channel
                     sub.remote = remote
@@ -130,16 +153,16 @@ class _Sim:
                         # one connection per TaskManager pair and intermediate result (ConnectionID
                         # carries the result's connection index): two edges never share a FIFO,
                         # which without credits could deadlock across them
-                        key = (producer.tm, consumer.tm, vi)
+                        key = (producer.tm, dst_tm, vi)
                         if key not in self.conns:
-                            self.conns[key] = Connection(k, self.nics[producer.tm], producer.tm, consumer.tm,
+                            self.conns[key] = Connection(k, self.nics[producer.tm], producer.tm, dst_tm,
                                                          self.latency_s, net.tcp_window)
                         sub.conn = self.conns[key]
                         if credit:
                             sub.credit = bpc  # initial credit = exclusive buffers
                             sub.max_credit_seen = bpc
                             sub.need_backlog_announce = bpc == 0
-                    self.channels.append((vi - 1, producer.subtask, di, channel))
+                    self.channels.append((vi - 1, label, di, channel))
                 if credit:
                     # Flink's floating pool has at least one buffer (required = C*bpc + 1)
                     floating = net.floating_buffers_per_gate
@@ -175,6 +198,8 @@ class _Sim:
             for change in vertex.schedule:
                 targets = change.subtasks if change.subtasks is not None else range(vertex.parallelism)
                 for si in targets:
+                    if si >= len(self.tasks[vi]):
+                        continue  # folded: the representative in the first block has the same change
                     k.at(change.at, self._set_factor, (self.tasks[vi][si], change.factor))
             for task in self.tasks[vi]:
                 if timeout is not None and timeout > 0 and task.part is not None:
@@ -343,15 +368,21 @@ class _Sim:
 
 
 def run_scenario(scenario: Scenario, rng: np.random.Generator, *, check_invariants: bool = False,
-                 drain: bool = False) -> SimResult:
+                 drain: bool = False, fold: bool | None = None) -> SimResult:
     """Simulate ``scenario``; all randomness comes from ``rng``.
 
     ``drain`` stops the sources at the end and runs until every record reached the sinks (used to
     check that records are conserved); ``check_invariants`` re-checks buffer and credit accounting
-    at every sample and raises SimInvariantError on the first violation.
+    at every sample and raises SimInvariantError on the first violation. ``fold``: simulate one
+    repeating block of TaskManagers and count it for all (flinktune.sim.symmetry) when the job
+    repeats; ``None`` folds large jobs only (at least FOLD_AUTO_CHANNELS channels), so small
+    ones run on the full reference model; ``False`` never folds.
     """
     wall0 = time.perf_counter()
-    sim = _Sim(scenario, rng, check_invariants)
+    block = fold_block(scenario) if fold or fold is None else None
+    if fold is None and block is not None and _n_channels(scenario) < FOLD_AUTO_CHANNELS:
+        block = None
+    sim = _Sim(scenario, rng, check_invariants, block)
     sim.start()
     sim.kernel.run(scenario.duration)
     events = sim.kernel.events_processed
@@ -363,6 +394,30 @@ def run_scenario(scenario: Scenario, rng: np.random.Generator, *, check_invarian
     return _assemble(sim, scenario, events, wall, drained, conserved, detail)
 
 
+def _n_channels(sc: Scenario) -> int:
+    vertices = sc.job.vertices
+    total = 0
+    for up, down in itertools.pairwise(vertices):
+        forward = down.input is not None and down.input.ship_strategy == "FORWARD"
+        total += down.parallelism if forward else up.parallelism * down.parallelism
+    return total
+
+
+def _unfold_samples(samples: Samples, block: int, copies: int) -> Samples:
+    """Every representative's rows, once per block it stands for (subtask + k * block)."""
+    n = len(samples.t_s)
+    offsets = np.repeat(np.arange(copies, dtype=np.int32) * block, n)
+    t_s = np.tile(samples.t_s, copies)
+    vertex = np.tile(samples.vertex, copies)
+    subtask = np.tile(samples.subtask, copies) + offsets
+    metric = np.tile(samples.metric, copies)
+    value = np.tile(samples.value, copies)
+    # the reporter's order: by time, then vertex, subtask and metric as emitted
+    order = np.lexsort((np.tile(np.arange(n), copies), subtask, vertex, t_s))
+    return Samples(t_s=t_s[order], vertex=vertex[order], subtask=subtask[order], metric=metric[order],
+                   value=value[order], metric_names=samples.metric_names)
+
+
 def _assemble(sim: _Sim, sc: Scenario, events: int, wall: float, drained: bool, conserved: bool,
               detail: str) -> SimResult:
     job_id = hex_id("job", sc.name, sc.job.name)
@@ -371,20 +426,34 @@ def _assemble(sim: _Sim, sc: Scenario, events: int, wall: float, drained: bool, 
         t_s=np.asarray(sim.rows_t, dtype=np.float64), vertex=np.asarray(sim.rows_v, dtype=np.int32),
         subtask=np.asarray(sim.rows_s, dtype=np.int32), metric=np.asarray(sim.rows_m, dtype=np.int32),
         value=np.asarray(sim.rows_x, dtype=np.float64), metric_names=METRIC_NAMES)
+    block = sim.block
+    copies = sim.copies
+    if block:
+        samples = _unfold_samples(samples, block, copies)
     steady = sc.duration - sc.warmup
     names = [v.name for v in sc.job.vertices]
-    channels = []
+    channels: list[ChannelStats] = []
+    edges: list[int] = []
     fifo = 0
     for index, (edge, frm, to, channel) in enumerate(sim.channels):
         r0, b0, _ = sim.warm_counts.get(index, (0, 0, 0))
         fifo += channel.fifo_violations
-        channels.append(ChannelStats(
-            producer=names[edge], consumer=names[edge + 1], from_subtask=frm, to_subtask=to,
-            remote=channel.remote, records=channel.records_in, bytes=channel.bytes_in,
-            buffers=channel.buffers_in,
-            records_per_s=(sim.end_counts[index][0] - r0) / steady,
-            bytes_per_s=(sim.end_counts[index][1] - b0) / steady,
-            latency_s=percentiles(channel.lat_channel), max_credit=channel.sub.max_credit_seen))
+        latency = percentiles(channel.lat_channel)
+        n_up = len(sim.placement[edge])
+        for copy in range(copies):
+            shift = copy * (block or 0)
+            channels.append(ChannelStats(
+                producer=names[edge], consumer=names[edge + 1], from_subtask=(frm + shift) % n_up,
+                to_subtask=to + shift, remote=channel.remote, records=channel.records_in,
+                bytes=channel.bytes_in, buffers=channel.buffers_in,
+                records_per_s=(sim.end_counts[index][0] - r0) / steady,
+                bytes_per_s=(sim.end_counts[index][1] - b0) / steady,
+                latency_s=latency, max_credit=channel.sub.max_credit_seen))
+            edges.append(edge)
+    if block:
+        order = sorted(range(len(channels)),
+                       key=lambda i: (edges[i], channels[i].to_subtask, channels[i].from_subtask))
+        channels = [channels[i] for i in order]
     vertices = []
     for vi, row in enumerate(sim.tasks):
         rin, rout = _vertex_rates(sim, samples, vi, sc)
@@ -392,7 +461,7 @@ def _assemble(sim: _Sim, sc: Scenario, events: int, wall: float, drained: bool, 
         for task in row:
             lats.extend(task.lat_vertex)
         vertices.append(VertexStats(
-            name=names[vi], vertex_id=vertex_ids[vi], parallelism=len(row),
+            name=names[vi], vertex_id=vertex_ids[vi], parallelism=len(row) * copies,
             records_in_per_s=rin, records_out_per_s=rout, latency_s=percentiles(lats),
             busy_ms_per_s=_mean_metric(samples, "busyTimeMsPerSecond", vi, sc.warmup),
             backpressured_ms_per_s=_mean_metric(samples, "backPressuredTimeMsPerSecond", vi, sc.warmup),
@@ -407,8 +476,9 @@ def _assemble(sim: _Sim, sc: Scenario, events: int, wall: float, drained: bool, 
         invariants=Invariants(fifo_violations=fifo, records_conserved=conserved, drained=drained,
                               detail=detail),
         checkpoints_completed=min((t.checkpoints_done for t in sinks), default=0),
-        extra={"nic_busy_s": sum(n.busy_s for n in sim.nics),
-               "messages": float(sum(n.messages for n in sim.nics))})
+        extra={"nic_busy_s": copies * sum(n.busy_s for n in sim.nics),
+               "messages": float(copies * sum(n.messages for n in sim.nics)),
+               "fold_copies": float(copies)})
 
 
 def _mean_metric(samples: Samples, metric: str, vertex: int, after_s: float) -> float:

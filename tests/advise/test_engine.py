@@ -18,12 +18,12 @@ import pytest
 from typer.testing import CliRunner
 
 from flinktune.advise import Environment, parse_parameters, recommend
-from flinktune.advise.environment import load_profile
 from flinktune.advise.measured import Measured, measured_from_analysis
 from flinktune.cli.app import app
 from flinktune.config.reader import read_config_text
 from flinktune.errors import ConfigError
 from flinktune.model.memory import derive_taskmanager_memory, taskmanager_memory_options
+from flinktune.situation.environment import load_profile
 from flinktune.versions import parse_version
 
 STREAM = """taskmanager.memory.process.size: 4096m
@@ -45,7 +45,7 @@ def _keys(rec) -> dict[str, str | None]:  # type: ignore[no-untyped-def]
 
 
 def test_long_rtt_raises_buffers_per_channel_on_1x() -> None:
-    rec = _rec(STREAM, "1.17", rtt="20ms", rate="100000", record_size="1kb")
+    rec = _rec(STREAM, "1.17", rtt="20ms", rate="100000", record_size="1kb", exchanges="1")
     keys = _keys(rec)
     # 100k x 1 KiB / 8 channels = 12.8 MB/s, x1.5, x 20 ms / 32 KiB = 12 credits (docs' formula)
     assert keys["taskmanager.network.memory.buffers-per-channel"] == str(
@@ -58,7 +58,7 @@ def test_long_rtt_raises_buffers_per_channel_on_1x() -> None:
 def test_flink2_turns_credit_advice_into_segment_size() -> None:
     text = ("taskmanager.memory.process.size: 4096m\ntaskmanager.numberOfTaskSlots: 4\n"
             "parallelism.default: 8\n")
-    rec = _rec(text, "2.0", name="config.yaml", rtt="20ms", rate="100000", record_size="1kb")
+    rec = _rec(text, "2.0", name="config.yaml", rtt="20ms", rate="100000", record_size="1kb", exchanges="1")
     keys = _keys(rec)
     assert not any("buffers-per-channel" in k or "floating" in k for k in keys)
     assert keys["taskmanager.memory.segment-size"] in ("64kb", "128kb", "256kb")
@@ -77,21 +77,25 @@ def test_removed_keys_are_deleted_on_flink2() -> None:
                                               ("2.0", "execution.buffer-timeout.interval")])
 def test_buffer_timeout_key_follows_the_version(version: str, key: str) -> None:
     name = "config.yaml" if version.startswith("2") else "flink-conf.yaml"
-    rec = _rec(STREAM, version, name=name, latency_target="20ms")
+    rec = _rec(STREAM, version, name=name, latency_target="20ms", exchanges="1")
     assert _keys(rec)[key] == "10 ms"      # 20 ms target over 1 exchange: half of it for flushing
+    # Without a plan or --exchanges the budget is split over the pessimistic bound (3 exchanges).
+    assert _keys(_rec(STREAM, version, name=name, latency_target="20ms"))[key] == "2 ms"
     latency = next(e for c in rec.changes for e in c.effects if e.name == "added_latency_s")
     assert latency.before == pytest.approx(0.1) and latency.after == pytest.approx(0.01)
 
 
 def test_disabled_timeout_is_enabled_for_a_latency_target() -> None:
-    rec = _rec(STREAM + "execution.buffer-timeout.enabled: false\n", "1.19", latency_target="50ms")
+    rec = _rec(STREAM + "execution.buffer-timeout.enabled: false\n", "1.19", latency_target="50ms",
+               exchanges="1")
     keys = _keys(rec)
     assert keys["execution.buffer-timeout.enabled"] == "true"
     assert keys["execution.buffer-timeout.interval"] == "20 ms"
 
 
 def test_timeout_within_the_band_is_kept() -> None:
-    rec = _rec(STREAM + "execution.buffer-timeout.interval: 8 ms\n", "1.19", latency_target="20ms")
+    rec = _rec(STREAM + "execution.buffer-timeout.interval: 8 ms\n", "1.19", latency_target="20ms",
+               exchanges="1")
     assert "execution.buffer-timeout.interval" not in _keys(rec)
 
 
@@ -101,7 +105,7 @@ def test_not_network_bottleneck_says_buffers_will_not_help() -> None:
     assert not any("buffers-per-channel" in k or "floating" in k for k in _keys(rec))
     assert any("Buffer tuning will not fix it" in n and "Window" in n for n in rec.notes)
     # Without that verdict the same inputs do call for more credits.
-    rec2 = _rec(STREAM, "1.17", rtt="20ms", rate="100000", record_size="1kb")
+    rec2 = _rec(STREAM, "1.17", rtt="20ms", rate="100000", record_size="1kb", exchanges="1")
     assert "taskmanager.network.memory.buffers-per-channel" in _keys(rec2)
 
 
@@ -121,7 +125,9 @@ def test_debloat_skipped_for_multi_input_plan() -> None:
         {"id": "j", "parallelism": 8, "description": "Join",
          "inputs": [{"num": 0, "id": "a", "ship_strategy": "HASH", "exchange": "pipelined_bounded"},
                     {"num": 1, "id": "b", "ship_strategy": "HASH", "exchange": "pipelined_bounded"}]}]}}
-    slow = {"rate": "100", "record_size": "1kb"}       # a full gate drains in minutes at this rate
+    # A full gate drains in minutes at 100 records/s, and the dump shows the receivers' gates full.
+    slow = {"measured": Measured("job", 8, 100.0, 1024.0, None, None, "Join", "slow_receiver", "unknown",
+                                 in_pool_usage=0.9, backpressured_exchanges=1)}
     rec = _rec(STREAM, "1.17", **slow)
     assert _keys(rec).get("taskmanager.network.memory.buffer-debloat.enabled") == "true"
     rec = _rec(STREAM, "1.17", plan=plan, **slow)
@@ -134,7 +140,11 @@ def test_debloat_skipped_for_multi_input_plan() -> None:
 
 
 def test_debloat_needs_1_14() -> None:
-    rec = _rec(STREAM, "1.13", rate="100", record_size="1kb")
+    measured = Measured("job", 8, 100.0, 1024.0, None, None, "Sink", "slow_receiver", "unknown",
+                        in_pool_usage=0.9, backpressured_exchanges=1)
+    on_1_14 = _keys(_rec(STREAM, "1.14", measured=measured))
+    assert "taskmanager.network.memory.buffer-debloat.enabled" in on_1_14
+    rec = _rec(STREAM, "1.13", measured=measured)
     assert "taskmanager.network.memory.buffer-debloat.enabled" not in _keys(rec)
 
 
@@ -170,7 +180,7 @@ def test_batch_read_memory_stays_below_framework_off_heap() -> None:
 def test_network_memory_grows_and_process_size_follows_when_heap_is_squeezed() -> None:
     text = ("taskmanager.memory.process.size: 1728m\ntaskmanager.numberOfTaskSlots: 8\n"
             "parallelism.default: 1000\n")
-    rec = _rec(text, "1.17")
+    rec = _rec(text, "1.17", exchanges="1")
     keys = _keys(rec)
     assert "taskmanager.memory.network.min" in keys
     assert "taskmanager.memory.process.size" in keys
@@ -184,7 +194,7 @@ def test_network_memory_grows_and_process_size_follows_when_heap_is_squeezed() -
 def test_network_max_raised_on_1_16_when_needed() -> None:
     text = ("taskmanager.memory.process.size: 32g\ntaskmanager.numberOfTaskSlots: 8\n"
             "parallelism.default: 2000\n")
-    rec = _rec(text, "1.16")   # network.max defaults to 1g up to 1.16
+    rec = _rec(text, "1.16", exchanges="1")   # network.max defaults to 1g up to 1.16
     keys = _keys(rec)
     assert "taskmanager.memory.network.max" in keys and "taskmanager.memory.network.min" in keys
 
@@ -206,13 +216,18 @@ spec:
 
 
 def test_deployment_spec_parallelism_and_memory_are_used() -> None:
-    rec = _rec(DEPLOYMENT, "1.18", name="deploy.yaml")
+    rec = _rec(DEPLOYMENT, "1.18", name="deploy.yaml", exchanges="1")
     assert rec.job.parallelism == 600
-    assert rec.environment.source("parallelism") == "spec.job.parallelism"
-    manual = [c for c in rec.changes if c.action == "manual"]
-    assert manual and manual[0].key == "spec.taskManager.resource.memory" and manual[0].current == "2048m"
-    assert "spec.taskManager" not in rec.new_text.split("flinkConfiguration:")[1].split("taskManager:")[0]
+    assert rec.environment.source("parallelism") == "spec"   # spec.job.parallelism (Situation)
+    spec = [c for c in rec.changes if c.action == "spec"]
+    assert spec and spec[0].key == "spec.taskManager.resource.memory" and spec[0].current == "2048m"
+    # Written where the operator reads it (FlinkConfigBuilder maps it to process.size), not into
+    # flinkConfiguration, so a rerun on the output proposes nothing (issue 13, case 6).
+    assert f'memory: "{spec[0].recommended}"' in rec.new_text
+    assert "taskmanager.memory.process.size" not in rec.new_text
     assert "taskmanager.memory.network.min" in rec.new_text
+    again = _rec(rec.new_text, "1.18", name="deploy.yaml", exchanges="1")
+    assert again.changes == ()
 
 
 def test_profile_errors_name_file_and_line(tmp_path: Path) -> None:

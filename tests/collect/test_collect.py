@@ -391,8 +391,11 @@ def test_interrupt_leaves_a_complete_dump(fake_flink, tmp_path, sig):
         if proc.poll() is None:
             proc.kill()
             proc.wait()
-    assert proc.returncode == 0, stderr
-    assert "stopped early" in stdout
+    # Issue 15: an interrupted collect exits 130 / 143 with one line on stderr (was 0 and stdout).
+    assert proc.returncode == 128 + sig, stderr
+    assert stdout == ""
+    assert [line for line in stderr.splitlines() if line.strip()] == [stderr.strip()]
+    assert f"interrupted by {signal.Signals(sig).name}; stopped early" in stderr
     rows = _rows(out / "metrics.parquet")
     assert len({r["ts"] for r in rows}) >= 3
     assert not (out / "metrics.parts").exists()

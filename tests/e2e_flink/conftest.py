@@ -40,25 +40,36 @@ _NO_PROXY = urllib.request.build_opener(urllib.request.ProxyHandler({}))
 _STARTED: list[subprocess.Popen[bytes]] = []
 
 
-def find_flink_home() -> tuple[Path | None, str]:
-    """The Flink distribution to use, or None and why not."""
+def find_flink_home(series: str = "1.20", venv: str = ".flink-venv") -> tuple[Path | None, str]:
+    """The Flink distribution of `series` ("1.20", or "2." for any 2.x) to use, or None and why not.
+
+    1.20 comes from ``.flink-venv`` or ``$FLINK_HOME``; 2.x from ``.flink2-venv`` or ``$FLINK2_HOME``.
+    """
+    label = f"{series}x" if series.endswith(".") else series
     candidates = []
-    if os.environ.get("FLINK_HOME"):
-        candidates.append(Path(os.environ["FLINK_HOME"]))
-    candidates.extend(sorted((REPO / ".flink-venv" / "lib").glob("python3*/site-packages/pyflink")))
+    env_var = "FLINK_HOME" if series.startswith("1.") else "FLINK2_HOME"
+    if os.environ.get(env_var):
+        candidates.append(Path(os.environ[env_var]))
+    candidates.extend(sorted((REPO / venv / "lib").glob("python3*/site-packages/pyflink")))
     for home in candidates:
-        if list((home / "lib").glob("flink-dist-1.20*.jar")) and (home / "bin" / "jobmanager.sh").exists():
+        has_dist = bool(list((home / "lib").glob(f"flink-dist-{series}*.jar")))
+        if has_dist and (home / "bin" / "jobmanager.sh").exists():
             return home, ""
     if not candidates:
         return (
             None,
-            "no Flink distribution: .flink-venv (pip install 'apache-flink==1.20.*') "
-            "and FLINK_HOME are absent",
+            f"no Flink {label} distribution: {venv} (see .ci/run) and {env_var} are absent",
         )
     return (
         None,
-        f"no Flink 1.20 distribution (lib/flink-dist-1.20*.jar, bin/) in {', '.join(map(str, candidates))}",
+        f"no Flink {label} distribution (lib/flink-dist-{series}*.jar, bin/) in "
+        f"{', '.join(map(str, candidates))}",
     )
+
+
+def flink_dist_version(home: Path) -> str:
+    """``2.3.0`` from ``lib/flink-dist-2.3.0.jar``."""
+    return next((home / "lib").glob("flink-dist-*.jar")).name.removeprefix("flink-dist-").removesuffix(".jar")
 
 
 def _java_missing() -> str:
@@ -362,10 +373,9 @@ def e2e_dir(flink_home: Path) -> Iterator[Path]:
             shutil.rmtree(path, ignore_errors=True)
 
 
-@pytest.fixture(scope="session")
-def job_jar(flink_home: Path, e2e_dir: Path) -> Path:
-    build = e2e_dir / "job-build"
-    dist = next((flink_home / "lib").glob("flink-dist-*.jar"))
+def build_job_jar(home: Path, build: Path) -> Path:
+    """Our job sources compiled against `home`'s flink-dist (the same sources serve 1.20 and 2.x)."""
+    dist = next((home / "lib").glob("flink-dist-*.jar"))
     subprocess.run(
         [
             "javac",
@@ -384,6 +394,11 @@ def job_jar(flink_home: Path, e2e_dir: Path) -> Path:
         ["jar", "cf", str(jar), "-C", str(build / "classes"), "."], check=True, capture_output=True
     )
     return jar
+
+
+@pytest.fixture(scope="session")
+def job_jar(flink_home: Path, e2e_dir: Path) -> Path:
+    return build_job_jar(flink_home, e2e_dir / "job-build")
 
 
 @pytest.fixture(scope="session")
@@ -416,3 +431,51 @@ def run_flinktune(*args: str, timeout_s: float = 300) -> subprocess.CompletedPro
 @pytest.fixture(scope="session")
 def flinktune_cli() -> Any:
     return run_flinktune
+
+
+# --- Flink 2.x (the newest 2.x on PyPI, installed by .ci/run into .flink2-venv) ---------------------
+# Flink 2.x reads only conf/config.yaml (bin/config.sh @2.3.0: setJavaRun "$FLINK_CONF_DIR/config.yaml"),
+# which is the file FlinkCluster already writes, so the same harness starts a 2.x cluster.
+
+
+@pytest.fixture(scope="session")
+def flink2_home() -> Path:
+    home, why = find_flink_home("2.", ".flink2-venv")
+    if home is None:
+        pytest.skip(f"real-Flink 2.x tests skipped: {why}")
+    missing = _java_missing()
+    if missing:
+        pytest.skip(f"real-Flink 2.x tests skipped: {missing}")
+    return home
+
+
+@pytest.fixture(scope="session")
+def e2e2_dir(flink2_home: Path) -> Iterator[Path]:
+    path = Path(tempfile.mkdtemp(prefix="flinktune-e2e2-"))
+    try:
+        yield path
+    finally:
+        if os.environ.get("FLINKTUNE_E2E_KEEP"):
+            print(f"real-Flink 2.x test files kept in {path}")
+        else:
+            shutil.rmtree(path, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def job_jar2(flink2_home: Path, e2e2_dir: Path) -> Path:
+    return build_job_jar(flink2_home, e2e2_dir / "job-build")
+
+
+@pytest.fixture(scope="session")
+def flink2_cluster(flink2_home: Path, e2e2_dir: Path) -> Iterator[FlinkCluster]:
+    cluster = FlinkCluster(flink2_home, e2e2_dir / "cluster")
+    try:
+        cluster.start_jobmanager()
+        yield cluster
+    finally:
+        cluster.stop()
+
+
+@pytest.fixture(scope="session")
+def jar2_id(flink2_cluster: FlinkCluster, job_jar2: Path) -> str:
+    return flink2_cluster.upload_jar(job_jar2)

@@ -303,14 +303,14 @@ def t_writer(text: str) -> object:
 def t_recommend(text: str) -> object:
     """``recommend`` on a fuzzed config with the default environment (model + writer on every input)."""
     from flinktune.advise.engine import recommend_text
-    from flinktune.advise.environment import Environment
+    from flinktune.situation.environment import Environment
     from flinktune.versions import DEFAULT_VERSION
 
     return recommend_text(text, "flink-conf.yaml", Environment(), version_of=lambda _doc: DEFAULT_VERSION)
 
 
 def t_profile(text: str) -> object:
-    from flinktune.advise.environment import load_profile
+    from flinktune.situation.environment import load_profile
 
     return load_profile(_as_file("profile.yaml", text))
 

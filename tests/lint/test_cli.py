@@ -162,7 +162,7 @@ def test_invalid_project_config_is_one_line(tmp_path: Path) -> None:
     assert result.exit_code == 2
     assert result.stderr.strip().splitlines() == [
         f"flinktune: error: {tmp_path / '.flinktune.yaml'}:2: unknown setting 'fail_on' in project config "
-        "(allowed: select, ignore, severity, rules, fail-on, flink-version, baseline)"]
+        "(allowed: select, ignore, severity, rules, fail-on, flink-version, baseline, completeness)"]
 
 
 def test_explicit_config_option(tmp_path: Path) -> None:

@@ -138,7 +138,9 @@ def test_same_output_and_exit_codes_as_the_typer_route(tmp_path: Path) -> None:
 
 def test_light_route_imports_neither_typer_nor_pydantic_numpy_pyspark(tmp_path: Path) -> None:
     conf = tmp_path / "flink-conf.yaml"
-    conf.write_text("taskmanager.numberOfTaskSlots: 4\n", encoding="utf-8")
+    # A complete config (with no memory size Flink refuses to start: FTC050/FTC051 would exit 1).
+    conf.write_text("taskmanager.numberOfTaskSlots: 4\ntaskmanager.memory.process.size: 1728m\n"
+                    "jobmanager.memory.process.size: 1600m\n", encoding="utf-8")
     probe = (
         "import sys\n"
         f"sys.argv = ['flinktune', 'lint', {str(conf)!r}]\n"

@@ -111,7 +111,7 @@ def test_model_command_json_and_sweep_chart() -> None:
     assert result.exit_code == 0, result.output
     data = json.loads(result.output)
     assert data["sweep"] == {"parameter": "buffers-per-channel", "values": [1.0, 2.0, 3.0, 4.0]}
-    assert data["quantities"]["buffers_required_per_taskmanager"]["value"][1] == 4816
+    assert data["quantities"]["buffers_required_per_taskmanager"]["values"][1] == 4816
     text = runner.invoke(app, ["model", "--sweep", "rtt=1ms..4ms:4", "--chart", "credit_ceiling"])
     assert text.exit_code == 0
     assert "credit_ceiling (ceiling = credits * segment" in text.output and "│█" in text.output

@@ -87,3 +87,51 @@ def test_no_false_positives_on_templates_and_plugin_parameters() -> None:
     # filled in by a template tool. None of these is an invalid value.
     for prefix in ("013__", "018__", "040__"):
         assert not [f for f in findings(prefix) if f.code == "FTC010"], prefix
+
+
+def _codes_at(prefix: str, version: FlinkVersion = V120) -> dict[str, list]:  # type: ignore[type-arg]
+    out: dict[str, list] = {}  # type: ignore[type-arg]
+    for finding in findings(prefix, version):
+        out.setdefault(finding.code, []).append(finding)
+    return out
+
+
+def test_issue14_values_spot_checked() -> None:
+    # 060: state.backend: filesystem is the deprecated name of the HashMapStateBackend (StateBackendLoader).
+    assert any("'filesystem' is deprecated" in f.message for f in _codes_at("060__")["FTC061"])
+    # 026: checkpoints and savepoints under file:///tmp in a Docker setup.
+    assert {f.location.key for f in _codes_at("026__")["FTC062"]} == {"state.checkpoints.dir",
+                                                                       "state.savepoints.dir"}
+    # 059: the entrypoint appended to a file without a final newline; the savepoint dir swallowed the
+    # next "jobmanager.rpc.address: ..." line.
+    assert any("missing line break" in f.message for f in _codes_at("059__")["FTC062"])
+    # 023 (operator example): /flink-data is a volume the pod template mounts - not the container's disk.
+    assert "FTC062" not in _codes_at("023__")
+    # 011: the docs' example path file:///path/to/checkpoint was never filled in.
+    assert any("/path/to/" in f.message for f in _codes_at("011__")["FTC064"])
+    # 061: ${TARGETARCH} is a Docker build argument; "interval: 10" is 10 ms.
+    assert {f.location.key for f in _codes_at("061__")["FTC064"]} == {"env.java.home", "env.java.opts"}
+    assert "10 milliseconds" in _codes_at("061__")["FTC065"][0].message
+
+
+def test_issue14_ignored_settings_spot_checked() -> None:
+    # 013 / 060: reporters configured only by .class are not started since 1.17 (ReporterSetup).
+    for prefix in ("013__", "060__"):
+        assert _codes_at(prefix)["FTC070"][0].severity.value == "error", prefix
+    # ... but on 1.16 the same line only is deprecated.
+    assert "FTC070" not in _codes_at("013__", FlinkVersion(1, 16))
+    # 050 has the factory too: only the redundant .class line is reported, as info.
+    assert "FTC070" not in _codes_at("050__")
+    # 011: JDK 8 GC-logging flags (gone in JDK 9, JEP 158/271).
+    assert len(_codes_at("011__")["FTC072"]) == 3
+    # 004 / 037 / 043: S3 secret keys committed in plaintext.
+    for prefix in ("004__", "037__", "043__"):
+        assert [f.location.key for f in _codes_at(prefix)["FTC073"]] == ["s3.secret-key"], prefix
+
+
+def test_issue14_memory_without_size_only_where_the_file_is_complete() -> None:
+    # 043: the Docker entrypoint appended jobmanager.rpc.address again and again to this very file, so it
+    # is what Flink reads - and it sets no memory size (Flink 1.11+ refuses to start).
+    assert "FTC050" in _codes_at("043__") and "FTC051" in _codes_at("043__")
+    # 010: six keys that may as well be merged into the image's defaults: no refusal asserted.
+    assert "FTC050" not in _codes_at("010__")

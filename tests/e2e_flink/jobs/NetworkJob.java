@@ -6,12 +6,12 @@ import java.util.concurrent.locks.LockSupport;
 
 import org.apache.flink.api.common.eventtime.WatermarkStrategy;
 import org.apache.flink.api.common.functions.MapFunction;
+import org.apache.flink.api.common.functions.OpenContext;
 import org.apache.flink.api.common.state.ValueState;
 import org.apache.flink.api.common.state.ValueStateDescriptor;
 import org.apache.flink.api.common.typeinfo.Types;
 import org.apache.flink.api.connector.source.util.ratelimit.RateLimiterStrategy;
 import org.apache.flink.api.java.tuple.Tuple2;
-import org.apache.flink.configuration.Configuration;
 import org.apache.flink.connector.datagen.source.DataGeneratorSource;
 import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
@@ -29,7 +29,7 @@ import org.apache.flink.util.Collector;
  * Source: Gen -> Parse -HASH-> KeyedAgg -> SinkWork -> Discard: Writer.
  *
  * Arguments: --name NAME --rate RECORDS_PER_S --sink-pause-us N --agg-pause-us N --hot-fraction F
- *            --exchanges 3|1
+ *            --exchanges 3|1 --checkpoint-ms N (aligned checkpoints every N ms; 0: none)
  */
 public class NetworkJob {
 
@@ -61,8 +61,9 @@ public class NetworkJob {
             this.pauseMicros = pauseMicros;
         }
 
+        // open(OpenContext) exists from 1.19 (FLIP-344); 2.x removed open(Configuration).
         @Override
-        public void open(Configuration parameters) {
+        public void open(OpenContext openContext) {
             count = getRuntimeContext().getState(new ValueStateDescriptor<>("count", Types.LONG));
         }
 
@@ -116,6 +117,10 @@ public class NetworkJob {
         boolean oneExchange = params.getOrDefault("exchanges", "3").equals("1");
 
         StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
+        long checkpointMs = Long.parseLong(params.getOrDefault("checkpoint-ms", "0"));
+        if (checkpointMs > 0) {
+            env.enableCheckpointing(checkpointMs);   // aligned, exactly-once (the default mode)
+        }
         DataGeneratorSource<Long> source =
                 new DataGeneratorSource<>(i -> i, Long.MAX_VALUE, RateLimiterStrategy.perSecond(rate), Types.LONG);
         DataStream<Long> generated = env.fromSource(source, WatermarkStrategy.noWatermarks(), "Gen");

@@ -1,0 +1,209 @@
+"""The planner's working copy: the file's values after the changes proposed so far, and the facts
+(job, evidence, measurements) every step reads. Steps call ``set_option`` / ``delete`` / ``rename``;
+``flinktune.advise.loop`` owns applying, rolling back and the effects.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+from flinktune.advise.change import Change
+from flinktune.advise.limits import LINK_SATURATED, Margins
+from flinktune.advise.measured import Measured
+from flinktune.advise.state import KEY_PROCESS, ConfigState, Job
+from flinktune.advise.text import raw
+from flinktune.config.catalog import Catalog
+from flinktune.config.types import ConfigDocument, ConfigValue
+from flinktune.situation.deployment import DeploymentSpec
+from flinktune.situation.environment import Environment
+from flinktune.versions import FlinkVersion
+
+SPEC_MEMORY = "spec.taskManager.resource.memory"
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """Facts that may move a setting away from Flink's default, each as a short citation, or None.
+
+    A stated fact comes from a flag or a profile; a measured one from the dump (``--metrics``). The
+    advisor's own defaults (1 ms round trip, 10 Gbit/s) are assumptions, never evidence."""
+
+    rate: str | None = None              # records/s per producer subtask
+    record: str | None = None            # record size
+    rtt: str | None = None
+    bandwidth: str | None = None
+    latency_target: str | None = None
+    skew: str | None = None
+
+    @staticmethod
+    def of(env: Environment, measured: Measured | None, job: Job) -> Evidence:
+        def stated(name: str, text: str) -> str | None:
+            where = env.source(name)
+            return f"{text} [{'--' + name if where == 'flag' else where}]" if where in ("flag",
+                                                                                      "profile") else None
+
+        def measured_or_stated(name: str, value: float | None, text: str) -> str | None:
+            where = env.source(name)
+            if where in ("flag", "profile"):
+                return stated(name, text)
+            if value is not None and where in ("metrics", "derived"):
+                return f"{text} [measured, --metrics]"
+            return None
+
+        rate = measured_or_stated("rate", job.rate_per_subtask,
+                                  f"rate {job.rate_per_subtask:,.0f} records/s per subtask"
+                                  if job.rate_per_subtask else "")
+        record = measured_or_stated("record-size", job.record_bytes,
+                                    f"record size {job.record_bytes:.0f} B" if job.record_bytes else "")
+        skew = measured_or_stated("skew", job.skew, f"skew {job.skew:.3g}x" if job.skew else "")
+        return Evidence(
+            rate=rate if job.rate_per_subtask else None,
+            record=record if job.record_bytes else None,
+            rtt=stated("rtt", f"rtt {job.rtt_s * 1000:g} ms"),
+            bandwidth=stated("bandwidth", f"bandwidth {job.bandwidth_bytes_per_s / 1e6:.4g} MB/s"),
+            latency_target=(stated("latency-target", f"latency target {job.latency_target_s * 1000:g} ms")
+                            if job.latency_target_s is not None else None),
+            skew=skew if job.skew else None,
+        )
+
+    @property
+    def throughput(self) -> tuple[str, ...] | None:
+        """What sizing credits for a rate needs: the rate, the record size and the round trip."""
+        if self.rate and self.record and self.rtt:
+            return (self.rate, self.record, self.rtt)
+        return None
+
+
+@dataclass
+class Plan:
+    document: ConfigDocument
+    version: FlinkVersion
+    catalog: Catalog
+    job: Job
+    spec: DeploymentSpec
+    measured: Measured | None
+    evidence: Evidence
+    margins: Margins
+    overlay: dict[str, ConfigValue]
+    values: dict[str, ConfigValue] = field(default_factory=dict)
+    changes: list[Change] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    withheld: list[str] = field(default_factory=list)
+    step: str = ""
+    graph_stated: bool = False       # --exchanges (flag/profile): the stated bound without a plan
+    parallelism_source: str = "config"
+
+    def __post_init__(self) -> None:
+        if not self.values:
+            self.values = dict(self.document.values())
+        self.original = self.state()
+
+    # ------------------------------------------------------------------ reading
+
+    def state(self, values: dict[str, ConfigValue] | None = None,
+              overlay: dict[str, ConfigValue] | None = None) -> ConfigState:
+        return ConfigState(dict(self.values if values is None else values), self.version, self.catalog,
+                           self.job, self.document.path, self.document.format,
+                           dict(self.overlay if overlay is None else overlay), self.document)
+
+    @property
+    def current(self) -> ConfigState:
+        return self.state()
+
+    def current_with_exchanges(self, exchanges: int) -> ConfigState:
+        """The current values judged for another number of all-to-all exchanges (no plan)."""
+        job = replace(self.job, exchanges=exchanges)
+        return ConfigState(dict(self.values), self.version, self.catalog, job, self.document.path,
+                           self.document.format, dict(self.overlay), self.document)
+
+    def exists(self, key: str) -> bool:
+        return self.catalog.lookup(key, self.version).kind == "option"
+
+    def readable(self, key: str) -> bool:
+        """The version reads the key: an option, or a deprecated alias it still honours."""
+        return self.catalog.lookup(key, self.version).kind in ("option", "deprecated-alias")
+
+    def line(self, key: str) -> int | None:
+        entry = self.document.get(key)
+        return entry.line if entry is not None and entry.line > 0 else None
+
+    def default(self, key: str) -> str | None:
+        spec = self.catalog.spec(key, self.version)
+        return None if spec is None or spec.default is None else str(spec.default)
+
+    def aliases_set(self, canonical: str) -> list[str]:
+        found = []
+        for key in self.values:
+            if key == canonical:
+                continue
+            status = self.catalog.lookup(key, self.version)
+            if canonical in (status.replacement, status.canonical_key):
+                found.append(key)
+        return found
+
+    @property
+    def link_saturated(self) -> bool:
+        """Measured remote bytes of the busiest TaskManager near the bandwidth given (--bandwidth)."""
+        m = self.measured
+        return bool(m is not None and m.remote_in_bytes_per_s and self.evidence.bandwidth
+                    and m.remote_in_bytes_per_s >= LINK_SATURATED * self.job.bandwidth_bytes_per_s)
+
+    def changed(self, key: str) -> bool:
+        return any(c.shown_key == key or c.key == key for c in self.changes)
+
+    # ------------------------------------------------------------------ proposing
+
+    def add(self, change: Change) -> None:
+        change = replace(change, step=change.step or self.step)
+        apply_change(self.values, self.overlay, change)
+        self.changes.append(change)
+
+    def set_option(self, key: str, value: str, why: str, metrics: tuple[str, ...],
+                   evidence: tuple[str, ...] = ()) -> None:
+        """Set ``key`` (a current option of the version); an old alias in the file is renamed."""
+        if not self.exists(key):
+            self.notes.append(f"(internal) {key} does not exist in Flink {self.version}; not proposed")
+            return
+        aliases = self.aliases_set(key)
+        if key not in self.values and aliases:
+            alias = aliases[-1]
+            self.add(Change(alias, "rename", raw(self.values.get(alias)), self.default(key), value,
+                            why + f" ({alias} is the deprecated name of {key})", new_key=key,
+                            line=self.line(alias), metrics=metrics, evidence=evidence))
+            return
+        self.add(Change(key, "set", raw(self.values.get(key)), self.default(key), value, why,
+                        line=self.line(key), metrics=metrics, evidence=evidence))
+
+    def delete(self, key: str, why: str, metrics: tuple[str, ...] = (),
+               evidence: tuple[str, ...] = ()) -> None:
+        if key not in self.values:
+            return
+        self.add(Change(key, "delete", raw(self.values.get(key)), None, None, why, line=self.line(key),
+                        metrics=metrics, evidence=evidence))
+
+    def rename(self, key: str, new_key: str, why: str, metrics: tuple[str, ...] = (),
+               value: str | None = None) -> None:
+        if key not in self.values:
+            return
+        current = raw(self.values.get(key))
+        self.add(Change(key, "rename", current, None, value if value is not None else current, why,
+                        new_key=new_key, line=self.line(key), metrics=metrics))
+
+    def withhold(self, what: str) -> None:
+        """A change the advisor would consider with more input: what it would check, how to give it."""
+        if what not in self.withheld:
+            self.withheld.append(what)
+
+
+def apply_change(values: dict[str, ConfigValue], overlay: dict[str, ConfigValue], change: Change) -> None:
+    """Apply ``change`` to a working copy (``values``: the file's keys; ``overlay``: operator fields)."""
+    if change.action == "set":
+        values[change.key] = change.recommended
+    elif change.action == "delete":
+        values.pop(change.key, None)
+    elif change.action == "rename":
+        assert change.new_key is not None
+        old = values.pop(change.key, None)
+        values[change.new_key] = change.recommended if change.recommended is not None else old
+    elif change.action == "spec" and change.key == SPEC_MEMORY:
+        overlay[KEY_PROCESS] = change.recommended

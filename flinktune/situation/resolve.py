@@ -1,0 +1,350 @@
+"""The Situation: one resolved view of a config document, its Flink version, the environment, the
+job graph and measurements, built once and read by every command (see ``flinktune.situation``)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+from flinktune.config.types import ConfigDocument, ConfigEntry, ConfigFormat, ConfigValue
+from flinktune.errors import FlinktuneError
+from flinktune.situation.deployment import DeploymentSpec, deployment_spec
+from flinktune.situation.environment import DEFAULT_BANDWIDTH_BYTES_PER_S, DEFAULT_RTT_S, Environment
+from flinktune.situation.legacy import legacy_heap_entries
+from flinktune.situation.sourced import Sourced
+from flinktune.situation.version import resolve_version
+from flinktune.versions import FlinkVersion
+
+# All-to-all exchanges assumed when neither a plan, nor a flag, profile or project setting says how
+# many the job has (docs/recommend.md, "The job graph"): real jobs commonly have a source -> keyBy ->
+# window -> keyBy -> sink shape or longer; issue 13 measured three in a row on a real job that a
+# one-exchange guess broke. Three is the pessimistic bound recommend sizes for; lint reports a
+# shortfall at this bound as a warning and at one exchange (any job with a keyBy) as an error.
+DEFAULT_EXCHANGES = 3
+
+KEY_PARALLELISM = "parallelism.default"
+KEY_SLOTS = "taskmanager.numberOfTaskSlots"
+KEY_RUNTIME_MODE = "execution.runtime-mode"
+KEY_TM_PROCESS = "taskmanager.memory.process.size"
+KEY_JM_PROCESS = "jobmanager.memory.process.size"
+
+_ACTIVE_TARGETS = ("kubernetes", "yarn")
+_SPEC_FIELD = {KEY_PARALLELISM: "spec.job.parallelism", KEY_TM_PROCESS: "spec.taskManager.resource.memory",
+               KEY_JM_PROCESS: "spec.jobManager.resource.memory"}
+
+
+def _entry(key: str, value: ConfigValue, file: str, line: int | None) -> ConfigEntry:
+    return ConfigEntry(key, value, "" if value is None else str(value), file, line or 0)
+
+
+def spec_entries(spec: DeploymentSpec, path: str) -> tuple[ConfigEntry, ...]:
+    """The options the operator sets from ``spec`` (FlinkConfigBuilder), each at the spec field's line."""
+    out = []
+    if spec.taskmanager_memory_bytes is not None:
+        out.append(_entry(KEY_TM_PROCESS, f"{spec.taskmanager_memory_bytes}b", path,
+                          spec.taskmanager_memory_line))
+    if spec.jobmanager_memory_bytes is not None:
+        out.append(_entry(KEY_JM_PROCESS, f"{spec.jobmanager_memory_bytes}b", path,
+                          spec.jobmanager_memory_line))
+    if spec.parallelism is not None:
+        out.append(_entry(KEY_PARALLELISM, str(spec.parallelism), path, spec.parallelism_line))
+    return tuple(out)
+
+
+def deployment_kind(document: ConfigDocument, spec: DeploymentSpec) -> Sourced[str]:
+    """standalone | kubernetes | yarn: decides where the legacy heap keys go (situation.legacy)."""
+    if spec.kind in ("FlinkDeployment", "FlinkSessionJob"):
+        if spec.mode == "standalone":
+            return Sourced("standalone", "spec", document.path, detail="spec.mode: standalone")
+        return Sourced("kubernetes", "spec", document.path, detail=spec.kind)
+    target = document.get("execution.target")
+    if target is not None and isinstance(target.value, str):
+        for kind in _ACTIVE_TARGETS:
+            if target.value.strip().lower().startswith(kind):
+                return Sourced(kind, "config", target.file, target.line, "execution.target")
+    for entry in document.entries:
+        for kind in _ACTIVE_TARGETS:
+            if entry.key.startswith(kind + "."):
+                return Sourced(kind, "inferred", entry.file, entry.line, entry.key)
+    return Sourced("standalone", "default")
+
+
+def completeness_of(document: ConfigDocument, spec: DeploymentSpec) -> Sourced[str]:
+    """complete | overlay: whether the document is the whole configuration Flink starts with, or a
+    part merged into another (then a missing memory size is not a refusal). Default: complete."""
+    if spec.kind == "FlinkSessionJob":
+        return Sourced("overlay", "inferred", document.path,
+                       detail="a FlinkSessionJob's configuration is merged into its session cluster's")
+    return Sourced("complete", "default")
+
+
+@dataclass(frozen=True)
+class Situation:
+    """Everything a command knows about one configuration document and the job that runs on it.
+
+    Build it with ``resolve_situation``. Read the config through ``effective`` (the document as its
+    Flink version reads it, with the operator's spec fields and the legacy heap keys folded in) and
+    the job through ``parallelism`` / ``slots`` / ``taskmanagers`` / ``exchanges`` / ``workload`` /
+    ``rtt_s`` / ``bandwidth_bytes_per_s``, each a ``Sourced`` value.
+    """
+
+    document: ConfigDocument
+    version: Sourced[FlinkVersion]
+    environment: Environment = field(default_factory=Environment)
+    spec: DeploymentSpec = field(default_factory=DeploymentSpec)
+    deployment: Sourced[str] = field(default_factory=lambda: Sourced("standalone", "default"))
+    completeness: Sourced[str] = field(default_factory=lambda: Sourced("complete", "default"))
+    plan: Mapping[str, Any] | None = None          # Flink's /jobs/:jobid/plan JSON
+    plan_source: str | None = None                 # its file (or "beside the dump")
+    placement: Mapping[tuple[str, int], Any] | None = None   # (vertex id, subtask) -> TaskManager
+    project_exchanges: int | None = None           # job-graph hint from the project config
+    measured: Any = None                           # flinktune.advise.measured.Measured (plain values)
+    catalog: Any = field(default=None, repr=False, compare=False)
+
+    # ------------------------------------------------------------------ the configuration
+
+    @property
+    def flink_version(self) -> FlinkVersion:
+        return self.version.value
+
+    @cached_property
+    def _catalog(self) -> Any:
+        if self.catalog is not None:
+            return self.catalog
+        from flinktune.config.catalog import load_catalog
+
+        return load_catalog()
+
+    @cached_property
+    def _fold(self) -> tuple[tuple[ConfigEntry, ...], tuple[str, ...]]:
+        """(entries Flink adds to the document, what they mean in words): the operator's spec fields,
+        then the legacy heap keys (mapped only where the new option is not set, spec included)."""
+        from flinktune.config.effective import EffectiveConfig
+
+        path = self.document.path
+        spec = spec_entries(self.spec, path)
+        with_spec = replace(self.document, entries=self.document.entries + spec)
+        eff = EffectiveConfig(with_spec, self.flink_version, self._catalog)
+        legacy, legacy_notes = legacy_heap_entries(self.document, self.flink_version, self.deployment.value,
+                                                   eff.is_set)
+        notes = [f"{e.key} = {e.raw} from the FlinkDeployment spec (line {e.line}), as the operator sets it"
+                 for e in spec]
+        return spec + legacy, (*notes, *legacy_notes)
+
+    @property
+    def folded(self) -> tuple[ConfigEntry, ...]:
+        """Entries Flink adds to the document: the operator's spec fields, then the legacy heap keys."""
+        return self._fold[0]
+
+    @property
+    def notes(self) -> tuple[str, ...]:
+        """What the resolution did that a user should know (legacy keys mapped, spec fields folded)."""
+        return self._fold[1]
+
+    @cached_property
+    def effective_document(self) -> ConfigDocument:
+        """The document plus the folded entries (last wins, as in Flink)."""
+        if not self.folded:
+            return self.document
+        return replace(self.document, entries=self.document.entries + self.folded)
+
+    @cached_property
+    def effective(self) -> Any:
+        """``flinktune.config.effective.EffectiveConfig`` of the effective document."""
+        from flinktune.config.effective import EffectiveConfig
+
+        return EffectiveConfig(self.effective_document, self.flink_version, self._catalog)
+
+    def entry(self, key: str) -> ConfigEntry | None:
+        """The entry Flink reads for ``key`` (its file:line), folded entries included."""
+        return self.effective.entry(key)
+
+    def sets_memory_size(self, role: str = "taskmanager") -> bool:
+        """The effective configuration sets a total size or the fine-grained pair for ``role``."""
+        eff = self.effective
+        if role == "taskmanager":
+            fine_grained = (eff.is_set("taskmanager.memory.task.heap.size")
+                            and eff.is_set("taskmanager.memory.managed.size"))
+            process, flink = "taskmanager.memory.process.size", "taskmanager.memory.flink.size"
+            return eff.is_set(process) or eff.is_set(flink) or fine_grained
+        return (eff.is_set("jobmanager.memory.process.size") or eff.is_set("jobmanager.memory.flink.size")
+                or eff.is_set("jobmanager.memory.heap.size"))
+
+    @property
+    def complete(self) -> bool:
+        return self.completeness.value == "complete"
+
+    def with_document(self, document: ConfigDocument) -> Situation:
+        """The same situation for another candidate document (recommend's working copies)."""
+        return replace(self, document=document)
+
+    # ------------------------------------------------------------------ the job
+
+    def _env(self, name: str) -> Sourced[Any] | None:
+        value = self.environment.value(name)
+        if value is None:
+            return None
+        source = self.environment.source(name) or "flag"
+        location = self.environment.location(name)
+        file, line = None, None
+        if location and ":" in location and not location.startswith("--"):
+            file, _, number = location.rpartition(":")
+            line = int(number) if number.isdigit() else None
+        return Sourced(value, source, file, line, f"--{name}" if source == "flag" else name)
+
+    def _config_int(self, key: str) -> Sourced[int] | None:
+        eff = self.effective
+        try:
+            value = eff.integer(key) if eff.status(key).kind in ("option", "fallback-alias",
+                                                                  "deprecated-alias") else None
+        except FlinktuneError:   # an unparseable value: the invalid-value rule reports it
+            return None
+        if value is None:
+            return None
+        entry = eff.entry(key)
+        if entry is None:
+            return Sourced(value, "default", detail=key)
+        if entry in self.folded:
+            return Sourced(value, "spec", entry.file, entry.line, _SPEC_FIELD.get(key, key))
+        return Sourced(value, "config", entry.file, entry.line, key)
+
+    @cached_property
+    def graph_parallelism(self) -> int | None:
+        if not self.plan:
+            return None
+        inner = self.plan.get("plan", self.plan)
+        nodes = inner.get("nodes") if isinstance(inner, Mapping) else None
+        values = [n.get("parallelism") for n in nodes or [] if isinstance(n, Mapping)]
+        ints = [v for v in values if isinstance(v, int) and not isinstance(v, bool) and v > 0]
+        return max(ints) if ints else None
+
+    @cached_property
+    def parallelism(self) -> Sourced[int]:
+        """flag > metrics > profile > plan > spec.job.parallelism > parallelism.default > 1."""
+        env = self._env("parallelism")
+        if env is not None and env.source == "flag":
+            return env
+        measured = getattr(self.measured, "parallelism", None)
+        if isinstance(measured, int) and measured > 0:
+            return Sourced(measured, "metrics")
+        if env is not None:
+            return env
+        if self.graph_parallelism is not None:
+            return Sourced(self.graph_parallelism, "plan", self.plan_source)
+        found = self._config_int(KEY_PARALLELISM)
+        if found is not None and found.value >= 1:
+            return found
+        return Sourced(1, "default", detail=KEY_PARALLELISM)
+
+    @cached_property
+    def slots(self) -> Sourced[int]:
+        """flag / profile > taskmanager.numberOfTaskSlots (default 1)."""
+        env = self._env("slots")
+        if env is not None:
+            return env
+        found = self._config_int(KEY_SLOTS)
+        if found is not None and found.value >= 1:
+            return found
+        return Sourced(1, "default", detail=KEY_SLOTS)
+
+    @cached_property
+    def taskmanagers(self) -> Sourced[int]:
+        """flag / profile > spec.taskManager.replicas (standalone mode) > ceil(parallelism / slots)."""
+        env = self._env("taskmanagers")
+        if env is not None:
+            return env
+        if self.spec.taskmanager_replicas is not None and self.spec.mode == "standalone":
+            return Sourced(self.spec.taskmanager_replicas, "spec", self.document.path,
+                           self.spec.taskmanager_replicas_line, "spec.taskManager.replicas")
+        return Sourced(math.ceil(self.parallelism.value / self.slots.value), "derived",
+                       detail="ceil(parallelism / slots)")
+
+    @cached_property
+    def exchanges(self) -> Sourced[int]:
+        """All-to-all exchanges when there is no plan: flag / profile > project > DEFAULT_EXCHANGES."""
+        env = self._env("exchanges")
+        if env is not None:
+            return env
+        if self.project_exchanges is not None:
+            return Sourced(self.project_exchanges, "project", detail="exchanges")
+        return Sourced(DEFAULT_EXCHANGES, "default", detail="pessimistic bound (docs/recommend.md)")
+
+    @property
+    def graph_known(self) -> bool:
+        """The plan gives the job graph (otherwise the exchanges bound stands in for it)."""
+        return self.plan is not None
+
+    @cached_property
+    def workload(self) -> Sourced[str]:
+        env = self._env("workload")
+        if env is not None:
+            return env
+        eff = self.effective
+        try:
+            mode = (eff.string(KEY_RUNTIME_MODE) or "").upper() if eff.is_set(KEY_RUNTIME_MODE) else ""
+        except FlinktuneError:
+            mode = ""
+        if mode == "BATCH":
+            entry = eff.entry(KEY_RUNTIME_MODE)
+            return Sourced("batch", "config", entry.file if entry else None, entry.line if entry else None,
+                           KEY_RUNTIME_MODE)
+        if self.plan is not None:
+            inner = self.plan.get("plan", self.plan)
+            if isinstance(inner, Mapping) and str(inner.get("type", "")).upper() == "BATCH":
+                return Sourced("batch", "plan", self.plan_source)
+        return Sourced("streaming", "default")
+
+    @cached_property
+    def rtt_s(self) -> Sourced[float]:
+        return self._env("rtt") or Sourced(DEFAULT_RTT_S, "default", detail="a healthy LAN (Flink docs)")
+
+    @cached_property
+    def bandwidth_bytes_per_s(self) -> Sourced[float]:
+        return self._env("bandwidth") or Sourced(DEFAULT_BANDWIDTH_BYTES_PER_S, "default", detail="10 Gbit/s")
+
+    def sources(self) -> dict[str, str]:
+        """Parameter -> where its value came from, for reports."""
+        return {name: getattr(self, attr).describe() for name, attr in (
+            ("flink-version", "version"), ("parallelism", "parallelism"), ("slots", "slots"),
+            ("taskmanagers", "taskmanagers"), ("exchanges", "exchanges"), ("workload", "workload"),
+            ("rtt", "rtt_s"), ("bandwidth", "bandwidth_bytes_per_s"), ("deployment", "deployment"),
+            ("completeness", "completeness"))}
+
+
+def resolve_situation(document: ConfigDocument, *, text: str | None = None,
+                      environment: Environment | None = None, directive: str | None = None,
+                      project_version: FlinkVersion | None = None, project_exchanges: int | None = None,
+                      plan: Mapping[str, Any] | None = None, plan_source: str | None = None,
+                      placement: Mapping[tuple[str, int], Any] | None = None, measured: Any = None,
+                      completeness: Sourced[str] | None = None, catalog: Any = None) -> Situation:
+    """Resolve the situation of ``document``. ``text`` is the file's text (read again from
+    ``document.path`` for a manifest when not given); ``directive`` the file's
+    ``# flinktune: flink-version=`` value; ``environment`` what flags and profile said."""
+    env = environment or Environment()
+    if directive is None and text is not None:
+        from flinktune.situation.version import version_directive
+
+        found = version_directive(text)
+        directive = found[0] if found else None
+    flag_version = env.flink_version
+    version = resolve_version(document, flag=flag_version, flag_source=env.source("flink-version") or "flag",
+                              directive=directive, project=project_version, catalog=catalog)
+    spec = DeploymentSpec()
+    if document.format in (ConfigFormat.DEPLOYMENT, ConfigFormat.CONFIGMAP):
+        if text is None and Path(document.path).is_file():
+            from flinktune.config.textio import read_text_file
+
+            text = read_text_file(Path(document.path)).text
+        if text:
+            spec = deployment_spec(text, document)
+    return Situation(
+        document=document, version=version, environment=env, spec=spec,
+        deployment=deployment_kind(document, spec),
+        completeness=completeness or completeness_of(document, spec),
+        plan=plan, plan_source=plan_source, placement=placement, project_exchanges=project_exchanges,
+        measured=measured, catalog=catalog,
+    )
