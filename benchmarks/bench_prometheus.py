@@ -23,6 +23,7 @@ import argparse
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -313,16 +314,20 @@ def main() -> int:
         )
         if analyze.returncode not in (0, 1):
             raise SystemExit(f"analyze failed: {analyze.stderr[-2000:]}")
+        import pyarrow.parquet as pq
+
+        meta = json.loads((work / "dump" / "prometheus.json").read_text())
+        rows = pq.read_metadata(work / "dump" / "metrics.parquet").num_rows
+        size_mb = (work / "dump" / "metrics.parquet").stat().st_size / 1e6
     finally:
         stub.terminate()
         stub.wait(timeout=30)
+        if os.environ.get("FLINKTUNE_BENCH_KEEP"):
+            print(f"benchmark files kept in {work}")
+        else:
+            shutil.rmtree(work, ignore_errors=True)
     report = json.loads(analyze.stdout)
     origins = [(o["vertex"], o["cause"]) for j in report["jobs"] for o in j["origins"]]
-    meta = json.loads((work / "dump" / "prometheus.json").read_text())
-    import pyarrow.parquet as pq
-
-    rows = pq.read_metadata(work / "dump" / "metrics.parquet").num_rows
-    size_mb = (work / "dump" / "metrics.parquet").stat().st_size / 1e6
     load = os.getloadavg()
     points = int(a.hours * 3600 / a.scrape_s) + 1
     when = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
@@ -358,9 +363,9 @@ def main() -> int:
             "",
             *table,
             "",
-            "Collect's memory is bounded by one answer at a time (one metric x one chunk: here "
-            f"{4 * a.parallelism} series x {points} points), written as its own parquet part before the next "
-            "request.",
+            "Collect parses and writes one answer at a time (one metric x one chunk: here "
+            f"{4 * a.parallelism} series x {points} points); no answer is kept once its parquet part is "
+            "written, and the parts are merged at the end a few at a time.",
             "",
         ]
     )

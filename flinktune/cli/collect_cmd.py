@@ -44,6 +44,7 @@ def register(app: typer.Typer) -> None:
             help="Extra REST metric id to collect (repeatable), e.g. mailboxQueueSize.",
         ),
         overwrite: bool = typer.Option(False, "--overwrite", help="Replace an existing dump (kept as .bak)."),
+        quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress on stderr; errors only."),
         retries: int = typer.Option(
             3,
             "--retries",
@@ -125,9 +126,11 @@ def register(app: typer.Typer) -> None:
                 extra_metrics=tuple(metric),
                 overwrite=overwrite,
             )
+            if quiet:
+                return collect(options)
             if sys.stderr.isatty():
                 return _collect_with_progress(options, collect)
-            return collect(options)
+            return _collect_with_lines(options, collect)
 
         result = guarded(run)
         where = str(result.metrics_path) if result.metrics_path else "no metrics (no subtask answered)"
@@ -151,6 +154,27 @@ def register(app: typer.Typer) -> None:
         raise typer.Exit(
             EXIT_OK if result.metrics_path or result.stop_reason == "interrupted" else EXIT_BAD_INPUT
         )
+
+
+def _collect_with_lines(options: Any, collect: Any) -> Any:
+    """Progress for a log (stderr not a terminal): one line at the start, then about one a minute."""
+
+    def line(text: str) -> None:
+        sys.stderr.write(f"flinktune collect: {text}\n")
+        sys.stderr.flush()
+
+    def on_start(info: Any) -> None:
+        line(f"collecting job {info.job_name} ({info.job_id}, Flink {info.flink_version}): {info.vertices} "
+             f"vertices, {info.subtasks} subtasks, {info.planned_polls} polls into {options.out_dir}")
+
+    every = max(1, round(60 / max(options.interval_s, 1e-3)))
+
+    def on_poll(report: Any) -> None:
+        if report.index == 1 or report.index % every == 0:
+            failed = f", {report.failed_requests} requests failed" if report.failed_requests else ""
+            line(f"poll {report.index}, {report.total_rows} rows{failed}")
+
+    return collect(options, on_start=on_start, on_poll=on_poll)
 
 
 def _collect_with_progress(options: Any, collect: Any) -> Any:

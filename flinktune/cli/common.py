@@ -44,13 +44,12 @@ def install_signal_handlers() -> None:
     """SIGINT and SIGTERM raise ``Interrupted`` in the main thread, so the code running unwinds
     through its ``finally`` blocks (children stopped, temp files removed) instead of dying where
     it stands (SIGTERM's default)."""
-    import threading
-
-    if threading.current_thread() is not threading.main_thread():
-        return
     for signum in (signal.SIGINT, signal.SIGTERM):
         if signal.getsignal(signum) in (signal.SIG_DFL, signal.default_int_handler):
-            signal.signal(signum, _on_signal)
+            try:
+                signal.signal(signum, _on_signal)
+            except ValueError:  # not the main thread (an embedding caller): leave signals alone
+                return
 
 
 def received_signal() -> int:

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, NamedTuple
 from flinktune.cli.common import (
     EXIT_BAD_INPUT,
     EXIT_OK,
+    interrupted_exit_code,
     json_output,
     newer_than_catalog_note,
     stdout_is_terminal,
@@ -172,9 +173,12 @@ def run_lint(args: LintArgs, *, out: Callable[[str], None] | None = None,
     except FlinktuneError as error:
         write_err(f"flinktune: error: {' '.join(error.one_line().split())}")
         return EXIT_BAD_INPUT
-    except KeyboardInterrupt:
-        write_err("flinktune: interrupted")
-        return 130
+    except KeyboardInterrupt as stop:
+        import signal
+
+        code = interrupted_exit_code(getattr(stop, "signum", None))
+        write_err(f"flinktune: interrupted by {signal.Signals(code - 128).name}")
+        return code
 
 
 def _run(args: LintArgs, out: Callable[[str], None], err: Callable[[str], None]) -> int:

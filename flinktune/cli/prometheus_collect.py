@@ -112,4 +112,9 @@ def run_prometheus_collect(
     typer.echo(summary)
     for note in result.notes:
         typer.echo(f"flinktune: note: {note}", err=True)
-    raise typer.Exit(EXIT_OK if result.metrics_path or result.stop_reason == "interrupted" else 2)
+    if result.stop_reason == "interrupted":
+        # The shared signal policy (cli/common.py): 130 for Ctrl-C, 143 for SIGTERM.
+        from flinktune.cli.common import interrupted_exit_code, received_signal
+
+        raise typer.Exit(interrupted_exit_code(received_signal()))
+    raise typer.Exit(EXIT_OK if result.metrics_path else 2)

@@ -279,6 +279,16 @@ class Catalog:
         templates, no families): what version inference (flinktune.situation.version) narrows by."""
         return tuple(self.versions[i] for i in self._known_indexes(key))
 
+    def deprecation(self, key: str) -> tuple[FlinkVersion | None, tuple[str, ...]]:
+        """(first version in which ``key`` itself is deprecated, the keys Flink names as its
+        successors) for an exact catalogued key: what version inference reads to tell a file written
+        before a deprecation from one written after it."""
+        known = self._known_indexes(key)
+        if not known:
+            return None, ()
+        successors = tuple(dict.fromkeys(run[2] for run in self._aliases.get(key, []) if run[3]))
+        return self._deprecated_since(key, known), successors
+
     def _known_indexes(self, key: str) -> list[int]:
         indexes: set[int] = set()
         for runs in (self._options.get(key, {}).get("present", []), self._aliases.get(key, [])):

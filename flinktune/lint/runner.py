@@ -91,6 +91,41 @@ def _situation(document: ConfigDocument, text: str, directives: Directives, opti
                              plan=options.plan, plan_source=options.plan_source)
 
 
+# What a key means in one version (unknown, deprecated, removed, taken over) and whether the file
+# format is read at all: these findings hang on the version alone.
+_VERSION_CODES = frozenset({"FTC001", "FTC002", "FTC003", "FTC004", "FTC005", "FTC006", "FTC007", "FTC020"})
+
+
+def _key_differs_from_default(key: str, version: Any) -> bool:
+    """Whether ``key`` means something else (known, deprecated) in ``version`` than in the default
+    version, i.e. whether a finding on it hangs on the inferred version."""
+    from flinktune.config.catalog import load_catalog
+    from flinktune.versions import DEFAULT_VERSION
+
+    catalog = load_catalog()
+    readers = catalog.versions_with(key)
+    since, _ = catalog.deprecation(key)
+
+    def status(v: Any) -> tuple[bool, bool]:
+        return v in readers, since is not None and since <= v
+
+    return status(version) != status(DEFAULT_VERSION)
+
+
+def _note_inferred(finding: Finding, inferred: str, version: Any, ruleset: Any) -> Finding:
+    """A finding that hangs on a version nobody stated says so, and how to state it."""
+    rule = ruleset.get(finding.code) if hasattr(ruleset, "get") else None
+    bounded = rule is not None and str(getattr(rule, "versions", "*")).strip() not in ("", "*")
+    if not bounded:
+        key = finding.location.key
+        if finding.code not in _VERSION_CODES or (key and not _key_differs_from_default(key, version)):
+            return finding
+    from dataclasses import replace
+
+    note = f" (inferred: {inferred}; state it with `# flinktune: flink-version=` or --flink-version)"
+    return replace(finding, message=finding.message + note)
+
+
 def _lint_file(path: str, ruleset: Any, options: LintOptions) -> _FileOutcome:
     from flinktune.rules import evaluate_document
 
@@ -127,6 +162,8 @@ def _lint_file(path: str, ruleset: Any, options: LintOptions) -> _FileOutcome:
                 path, f"internal error while checking ({type(error).__name__}: {error}); "
                       "please report it (FLINKTUNE_DEBUG=1 shows the traceback)"))
             found = []
+        if situation.version.source == "inferred":
+            found = [_note_inferred(finding, situation.version.detail, version, ruleset) for finding in found]
         outcome.documents.append((document, found))
         raw_all.extend(found)
     result = apply_suppressions(raw_all, directives, path)

@@ -143,7 +143,8 @@ def render_recommendation_text(rec: Recommendation, *, diff: bool = True) -> str
                      f"exchange(s) (input gates and output queues)"
                      + (f"; with the changes about {after:.3g} s"
                         if after is not None and rec.changes else "")
-                     + f" (docs/recommend.md: within a factor of {PREDICTION_FACTOR} of real Flink)")
+                     + f" (docs/recommend.md: with debloating within {PREDICTION_FACTOR}x of real Flink; "
+                       "with full default buffers a lower bound)")
     lines.append("")
     if not rec.changes:
         if rec.original_memory_error or (rec.original_fit is not None and not rec.original_fit.fits):

@@ -6,17 +6,18 @@ In order, the first that says wins:
 3. a FlinkDeployment's ``spec.flinkVersion`` (``v1_20``) or another version the reader found in
    the file -> ``file``;
 4. ``flink-version`` in the project config -> ``project``;
-5. inference from the content -> ``inferred``: the keys the file sets that only some supported
-   versions read (introduced later, removed since: the option catalog knows) narrow the versions
-   down; the one nearest the default wins. A standard-YAML ``config.yaml`` is read only by Flink
-   1.19 and later, which narrows it the same way (source ``config.yaml`` when that is all);
+5. inference from the content -> ``inferred`` (``infer_versions``): the file format (flat
+   flink-conf.yaml: never 2.x; config.yaml: 1.19+), values only some versions accept, the versions
+   that read most of the file's version-specific keys, and among those the ones in which none of its
+   keys was deprecated yet (when the file sets no successor key); the newest left that is not newer
+   than the default wins. Source ``config.yaml`` when the format alone narrowed it;
 6. ``flinktune.versions.DEFAULT_VERSION`` (1.20) -> ``default``.
-Values are not used for inference (yet): keys alone already separate 1.x from 2.x files.
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 from flinktune.config.types import ConfigDocument, ConfigFormat
 from flinktune.errors import FlinktuneError
@@ -36,24 +37,111 @@ def _parse(text: str | None) -> FlinkVersion | None:
         return None
 
 
-def readable_versions(document: ConfigDocument, catalog: object | None = None) -> tuple[FlinkVersion, ...]:
-    """The supported versions that read every version-specific key of ``document`` (all of them when
-    no key is version-specific or the keys contradict each other)."""
+# StateBackendLoader: 'jobmanager' and 'filesystem' are the pre-1.13 names (@Deprecated in 1.13-1.20);
+# Flink 2.0's loader knows only hashmap, rocksdb and forst.
+_LEGACY_STATE_BACKENDS = frozenset({"jobmanager", "filesystem"})
+_STATE_BACKEND_KEYS = ("state.backend", "state.backend.type")
+
+
+@dataclass(frozen=True)
+class Inference:
+    """The versions the content of a file fits, best first narrowed, and the evidence."""
+
+    versions: tuple[FlinkVersion, ...]      # sorted; the chosen one is ``chosen``
+    chosen: FlinkVersion
+    evidence: tuple[str, ...]               # short phrases: "flink-conf.yaml", "keys a, b", ...
+
+    def describe(self) -> str:
+        span = (f"Flink {self.versions[0]}" if len(self.versions) == 1
+                else f"Flink {self.versions[0]}-{self.versions[-1]}")
+        return f"{span} from {'; '.join(self.evidence)}" if self.evidence else span
+
+
+def _format_versions(document: ConfigDocument) -> tuple[tuple[FlinkVersion, ...], str]:
+    """The versions that read the document's file format at all (GlobalConfiguration: up to 1.18
+    only flink-conf.yaml; 1.19-1.20 either; 2.0+ only config.yaml - FLINK-33577, FLINK-33677)."""
+    fmt = document.format
+    if fmt is ConfigFormat.CONFIGMAP:
+        fmt = document.embedded or fmt
+    if fmt is ConfigFormat.FLAT:
+        return tuple(v for v in SUPPORTED if not v.reads_only_config_yaml), "flink-conf.yaml"
+    if fmt is ConfigFormat.YAML:
+        return tuple(v for v in SUPPORTED if v.supports_config_yaml), "config.yaml"
+    return SUPPORTED, ""
+
+
+def _keys(what: str, keys: list[str]) -> str:
+    return f"{what} {', '.join(keys[:2])}{', ...' if len(keys) > 2 else ''}"
+
+
+def infer_versions(document: ConfigDocument, catalog: object | None = None) -> Inference:
+    """Which supported versions the content fits, from Flink's facts alone (deterministic: file
+    order and sorted versions, no set iteration decides anything):
+
+    1. the file format (a flat flink-conf.yaml is never read by 2.x; config.yaml only by 1.19+);
+    2. values only some versions accept (state.backend: filesystem / jobmanager: 1.x only);
+    3. the versions that read the most of the file's version-specific keys (catalog since/removed);
+    4. among those, the ones in which the fewest of the file's keys were already deprecated while
+       the file sets none of their successors: a file written before a deprecation does not know it.
+    The chosen version is the newest of what is left that is not newer than the default."""
     if catalog is None:
         from flinktune.config.catalog import load_catalog
 
         catalog = load_catalog()
-    candidates = set(SUPPORTED)
-    if document.format is ConfigFormat.YAML:
-        candidates = {v for v in candidates if v >= CONFIG_YAML_FIRST}
-    for key in dict.fromkeys(entry.key for entry in document.entries):   # file order: deterministic
-        readers = set(catalog.versions_with(key)) & set(SUPPORTED)  # type: ignore[attr-defined]
-        if not readers or len(readers) == len(SUPPORTED):
-            continue       # unknown everywhere (a typo, a plugin) or read everywhere: says nothing
-        narrowed = candidates & readers
-        if narrowed:
-            candidates = narrowed
-    return tuple(sorted(candidates))
+    candidates, format_name = _format_versions(document)
+    evidence: list[str] = [format_name] if format_name and len(candidates) < len(SUPPORTED) else []
+    keys = tuple(dict.fromkeys(entry.key for entry in document.entries))   # file order
+    present = set(keys)
+    for entry in document.entries:
+        value = str(entry.raw).strip().strip("'\"").lower()
+        if entry.key in _STATE_BACKEND_KEYS and value in _LEGACY_STATE_BACKENDS:
+            narrowed = tuple(v for v in candidates if v.major < 2)
+            if narrowed and narrowed != candidates:
+                candidates = narrowed
+                evidence.append(f"{entry.key}: {entry.raw.strip()}")
+    # 3. most version-specific keys read
+    readers: dict[str, frozenset[FlinkVersion]] = {}
+    for key in keys:
+        found = frozenset(catalog.versions_with(key)).intersection(SUPPORTED)  # type: ignore[attr-defined]
+        if found and len(found) < len(SUPPORTED):
+            readers[key] = found
+    if readers:
+        score = {v: sum(1 for found in readers.values() if v in found) for v in candidates}
+        best = max(score.values())
+        if best:
+            kept = tuple(v for v in candidates if score[v] == best)
+            telling = [k for k, found in readers.items() if not set(candidates) <= found and
+                       all(v in found for v in kept)]
+            if kept != candidates:
+                candidates = kept
+                if telling:
+                    evidence.append(_keys("keys", telling))
+    # 4. fewest keys already deprecated (without their successor in the file)
+    deprecated_since: dict[str, FlinkVersion] = {}
+    for key in keys:
+        since, successors = catalog.deprecation(key)  # type: ignore[attr-defined]
+        if since is not None and not any(s in present for s in successors):
+            deprecated_since[key] = since
+    ancient = [k for k, since in deprecated_since.items() if since <= SUPPORTED[0]]
+    if ancient:
+        # Only a file that already uses keys deprecated before the oldest supported version (the
+        # pre-1.10 heap / buffer / akka keys) shows it was written for an old Flink; a 1.17- or 1.20-
+        # era deprecation alone is as likely a 1.20 file that kept an old key.
+        stale = {v: sum(1 for since in deprecated_since.values() if since <= v) for v in candidates}
+        fewest = min(stale.values())
+        kept = tuple(v for v in candidates if stale[v] == fewest)
+        if kept != candidates:
+            later = [k for k, since in deprecated_since.items() if kept[-1] < since <= candidates[-1]]
+            candidates = kept
+            evidence.append(_keys("legacy keys", ancient))
+            if later:
+                evidence.append(_keys(f"keys deprecated after {kept[-1]}", later))
+    return Inference(candidates, _nearest_default(candidates), tuple(evidence))
+
+
+def readable_versions(document: ConfigDocument, catalog: object | None = None) -> tuple[FlinkVersion, ...]:
+    """The supported versions the content of ``document`` fits (see ``infer_versions``)."""
+    return infer_versions(document, catalog).versions
 
 
 def _nearest_default(versions: tuple[FlinkVersion, ...]) -> FlinkVersion:
@@ -80,15 +168,13 @@ def resolve_version(document: ConfigDocument, *, flag: FlinkVersion | None = Non
     if project is not None:
         return Sourced(project, "project", detail="flink-version")
     if infer:
-        versions = readable_versions(document, catalog)
-        if len(versions) < len(SUPPORTED):
-            chosen = _nearest_default(versions)
-            only_format = document.format is ConfigFormat.YAML and versions == tuple(
-                v for v in SUPPORTED if v >= CONFIG_YAML_FIRST)
-            if chosen != DEFAULT_VERSION or only_format:
-                return Sourced(chosen, "config.yaml" if only_format else "inferred", document.path,
-                               detail=f"keys read only by Flink {versions[0]}..{versions[-1]}"
-                               if not only_format else "config.yaml is read by Flink 1.19+")
+        inference = infer_versions(document, catalog)
+        format_only = _format_versions(document)[0]
+        if inference.chosen != _nearest_default(format_only):
+            return Sourced(inference.chosen, "inferred", document.path, detail=inference.describe())
+        if document.format is ConfigFormat.YAML:
+            return Sourced(inference.chosen, "config.yaml", document.path,
+                           detail="config.yaml is read by Flink 1.19+")
     elif document.format is ConfigFormat.YAML:
         return Sourced(max(DEFAULT_VERSION, CONFIG_YAML_FIRST), "config.yaml", document.path)
     return Sourced(DEFAULT_VERSION, "default")

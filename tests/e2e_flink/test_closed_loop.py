@@ -60,19 +60,20 @@ def _outcome(cluster, job_id: str, settle_s: float = 8.0, timeout_s: float = 90.
     raise TimeoutError(f"job {job_id} neither ran nor failed within {timeout_s} s")
 
 
-def _source_rate(cluster, job_id: str, samples: int = 5) -> float:
-    """records/s the source emits (summed over subtasks), median of a few REST samples."""
+def _source_rate(cluster, job_id: str, window_s: float = 10.0) -> float:
+    """records/s the source emits (summed over subtasks), from the numRecordsOut counter over a
+    window: the REST `...PerSecond` meters average over 60 s, so they ramp up after a start."""
     vertices = cluster.get(f"/jobs/{job_id}")["vertices"]
     source = next(v for v in vertices if v["name"].startswith("Source"))
-    values = []
-    for _ in range(samples):
-        reply = cluster.get(f"/jobs/{job_id}/vertices/{source['id']}/subtasks/metrics"
-                            "?get=numRecordsOutPerSecond&agg=sum") or []
-        if reply and reply[0].get("sum") is not None:
-            values.append(float(reply[0]["sum"]))
-        time.sleep(1.5)
-    values.sort()
-    return values[len(values) // 2] if values else 0.0
+    path = f"/jobs/{job_id}/vertices/{source['id']}/subtasks/metrics?get=numRecordsOut&agg=sum"
+
+    def count() -> float:
+        reply = cluster.get(path) or []
+        return float(reply[0]["sum"]) if reply and reply[0].get("sum") is not None else 0.0
+
+    first, start = count(), time.monotonic()
+    time.sleep(window_s)
+    return (count() - first) / (time.monotonic() - start)
 
 
 def _run(cluster, jar_id: str, config: Path, name: str) -> tuple[str, str, float, dict]:
@@ -220,6 +221,7 @@ def test_slow_sink_checkpoints_improve_as_predicted(flink_cluster, jar_id, flink
           f"{rate_after:.0f} records/s")
     assert after_s < before_s
     assert rate_after >= rate_before * (1 - NOISE)
-    for predicted, measured in ((predicted_before, before_s), (predicted_after, after_s)):
-        assert measured / PREDICTION_FACTOR <= predicted <= measured * PREDICTION_FACTOR, (predicted,
-                                                                                          measured)
+    # docs/recommend.md, "Predictions": with debloating the prediction is within PREDICTION_FACTOR of
+    # the measured checkpoint; with full default buffers it is a lower bound (the real wait was longer).
+    assert after_s / PREDICTION_FACTOR <= predicted_after <= after_s * PREDICTION_FACTOR
+    assert predicted_before <= before_s

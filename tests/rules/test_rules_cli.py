@@ -57,7 +57,8 @@ def test_explain() -> None:
     assert code == 0
     assert "network-memory-too-small" in out and "NetworkBufferPool" in out and "Fails on" in out
     code, _, err = run("rules", "explain", "FTC999")
-    assert code == 2 and "no rule with code 'FTC999'" in err
+    # Issue 15: explain takes a code or a name, and says so when neither matches.
+    assert code == 2 and "no rule with code or name 'FTC999'" in err
 
 
 def test_check_bundled_and_user_rules(tmp_path: Path) -> None:
