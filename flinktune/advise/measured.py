@@ -108,7 +108,7 @@ def measured_from_analysis(result: Any, segment_bytes: int) -> Measured:
                     remote_in_bytes_per_s=max(per_tm.values(), default=None))
 
 
-def measure(inputs: Sequence[str], *, plan_path: str | None, version: FlinkVersion, slots: int,
+def measure(inputs: Sequence[str], *, plan_path: str | None, version: FlinkVersion,
             segment_bytes: int, rtt_s: float | None, bandwidth_bytes_per_s: float | None,
             progress: Callable[[str], None] | None = None, session: Any = None) -> Measured:
     """Run the analysis on a dump (files, folders or globs) and reduce it (``session``: reuse a
@@ -117,6 +117,6 @@ def measure(inputs: Sequence[str], *, plan_path: str | None, version: FlinkVersi
 
     env = Environment(segment_bytes=segment_bytes, bandwidth_bytes_per_s=bandwidth_bytes_per_s,
                       rtt_s=rtt_s)
-    options = AnalysisOptions(inputs=tuple(inputs), plan_path=plan_path, slots=slots, version=version,
+    options = AnalysisOptions(inputs=tuple(inputs), plan_path=plan_path, version=version,
                               env=env)
     return measured_from_analysis(analyze(options, progress=progress, session=session), segment_bytes)

@@ -720,12 +720,6 @@ def load_canonical(
         canon = canon.where((F.col("value") >= 0) & (F.col("value") < F.lit(float("inf"))))
         out = canon if out is None else out.unionByName(canon)
     assert out is not None
-    if any(inp.fmt in ("csv", "json") for inp in inputs):
-        # Text dumps would be parsed again on every pass (time bounds, the slot aggregation, the
-        # names' branch): parse them once into Spark's columnar cache (spills to disk when large).
-        from pyspark import StorageLevel
-
-        out = out.persist(StorageLevel.MEMORY_AND_DISK)
     return out
 
 

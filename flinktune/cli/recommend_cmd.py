@@ -235,7 +235,6 @@ def _measure(metrics: list[str], plan_path: Path | None, document: Any, version:
     from flinktune.config.effective import EffectiveConfig
 
     eff = EffectiveConfig(document, version)
-    slots = env.slots or eff.integer("taskmanager.numberOfTaskSlots") or 1
     segment = eff.memory_bytes("taskmanager.memory.segment-size") or 32 * 1024
 
     def progress(message: str) -> None:
@@ -249,7 +248,7 @@ def _measure(metrics: list[str], plan_path: Path | None, document: Any, version:
 
     if analyses is not None:
         return _measure_keeping(metrics, plan_path, version, segment, env, progress, analyses)
-    return measure(metrics, plan_path=str(plan_path) if plan_path else None, version=version, slots=slots,
+    return measure(metrics, plan_path=str(plan_path) if plan_path else None, version=version,
                    segment_bytes=segment, rtt_s=env.rtt_s, bandwidth_bytes_per_s=env.bandwidth_bytes_per_s,
                    progress=progress)
 

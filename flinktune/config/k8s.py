@@ -147,11 +147,26 @@ def _read_configmap(target: ManifestTarget, file: str) -> ConfigDocument:
                           name=target.name, embedded=inner_format)
 
 
+# The targets of the last manifest composed: the situation (flinktune.situation.deployment) reads
+# the operator's spec fields of the file the reader just parsed; one entry keeps memory bounded.
+_LAST_MANIFEST: tuple[str, str, list[ManifestTarget]] | None = None
+
+
+def manifest_targets(text: str, file: str) -> list[ManifestTarget]:
+    """``find_targets(compose_documents(text))``, parsed once per manifest text (read-only nodes)."""
+    global _LAST_MANIFEST
+    last = _LAST_MANIFEST
+    if last is not None and last[0] == file and last[1] == text:
+        return last[2]
+    targets = find_targets(compose_documents(text, file=file))
+    _LAST_MANIFEST = (file, text, targets)
+    return targets
+
+
 def read_manifest_text(text: str, file: str) -> list[ConfigDocument]:
     """Every Flink configuration in a (multi-document) Kubernetes manifest; [] if it has none."""
-    roots = compose_documents(text, file=file)
     documents: list[ConfigDocument] = []
-    for target in find_targets(roots):
+    for target in manifest_targets(text, file):
         if target.kind == "ConfigMap":
             documents.append(_read_configmap(target, file))
         else:

@@ -17,20 +17,10 @@ Numpy-free: the lint path imports this module.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from flinktune.errors import FlinktuneError, ModelInputError
 from flinktune.model import buffers as mb
-from flinktune.model.batch import (
-    KEY_ADAPTIVE_MAX,
-    AssumedParallelism,
-    BatchDemand,
-    adaptive_max_parallelism,
-    batch_taskmanager_buffers,
-    has_undecided,
-    resolve_undecided,
-    stage_bound,
-)
 from flinktune.model.memory import (
     TaskManagerMemory,
     derive_taskmanager_memory,
@@ -39,6 +29,11 @@ from flinktune.model.memory import (
 from flinktune.situation import Situation
 from flinktune.situation.sourced import Sourced
 from flinktune.versions import FlinkVersion
+
+if TYPE_CHECKING:
+    from flinktune.model.batch import AssumedParallelism, BatchDemand
+# model.batch is imported where a plan or a batch workload needs it: lint's start-up on a streaming
+# file does not pay for it.
 
 # Fixes are sized with this margin above Flink's exact requirement (never exactly 100%).
 DEFAULT_HEADROOM = 0.25
@@ -217,6 +212,13 @@ def plan_graph(situation: Situation) -> tuple[mb.JobGraph, AssumedParallelism | 
         return None
 
     def compute() -> tuple[mb.JobGraph, AssumedParallelism | None]:
+        from flinktune.model.batch import (
+            KEY_ADAPTIVE_MAX,
+            adaptive_max_parallelism,
+            has_undecided,
+            resolve_undecided,
+        )
+
         plan = situation.plan
         assumed = None
         if has_undecided(plan):
@@ -255,6 +257,8 @@ def batch_demand(situation: Situation, settings: mb.BufferSettings, exchanges: i
     """A blocking batch job's demand per pipelined region (model.batch); None for other jobs."""
     if not _blocking_batch(situation):
         return None
+    from flinktune.model.batch import batch_taskmanager_buffers, stage_bound
+
     slots, tms = situation.slots.value, situation.taskmanagers.value
     found = plan_graph(situation)
     if found is not None:

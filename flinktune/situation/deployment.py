@@ -14,8 +14,8 @@ Edits to ``spec`` are reported as manual changes: the config writer edits ``flin
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
+from flinktune.config.record import Record, set_field
 from flinktune.config.types import ConfigDocument, ConfigFormat
 from flinktune.errors import ConfigError, FlinktuneError
 from flinktune.units import parse_int, parse_memory_size
@@ -25,23 +25,56 @@ _QUANTITY_SCALE = {None: 1, "Ki": 1024, "Mi": 1024**2, "Gi": 1024**3, "Ti": 1024
                    "k": 1000, "K": 1000, "M": 1000**2, "G": 1000**3, "T": 1000**4}
 
 
-@dataclass(frozen=True)
-class DeploymentSpec:
-    """The operator-mapped fields of one FlinkDeployment (None where the spec does not set them)."""
+class DeploymentSpec(Record):
+    """The operator-mapped fields of one FlinkDeployment (None where the spec does not set them).
 
-    taskmanager_memory_bytes: int | None = None
-    taskmanager_memory_text: str | None = None
-    taskmanager_memory_line: int | None = None
-    parallelism: int | None = None
-    parallelism_line: int | None = None
-    jobmanager_memory_bytes: int | None = None
-    jobmanager_memory_text: str | None = None
-    jobmanager_memory_line: int | None = None
-    taskmanager_replicas: int | None = None
-    taskmanager_replicas_line: int | None = None
-    kind: str | None = None              # FlinkDeployment | FlinkSessionJob | ConfigMap
-    mode: str | None = None              # spec.mode: native (default) | standalone
-    has_job: bool = False                # spec.job present (application mode)
+    A ``Record`` (a frozen value without a dataclass's import-time cost: lint imports this)."""
+
+    __slots__ = _fields = ("taskmanager_memory_bytes", "taskmanager_memory_text",
+                           "taskmanager_memory_line", "parallelism", "parallelism_line",
+                           "jobmanager_memory_bytes", "jobmanager_memory_text",
+                           "jobmanager_memory_line", "taskmanager_replicas",
+                           "taskmanager_replicas_line", "kind", "mode", "has_job")
+    taskmanager_memory_bytes: int | None
+    taskmanager_memory_text: str | None
+    taskmanager_memory_line: int | None
+    parallelism: int | None
+    parallelism_line: int | None
+    jobmanager_memory_bytes: int | None
+    jobmanager_memory_text: str | None
+    jobmanager_memory_line: int | None
+    taskmanager_replicas: int | None
+    taskmanager_replicas_line: int | None
+    kind: str | None  # FlinkDeployment | FlinkSessionJob | ConfigMap
+    mode: str | None  # spec.mode: native (default) | standalone
+    has_job: bool  # spec.job present (application mode)
+
+    def __init__(self, taskmanager_memory_bytes: int | None = None,
+                 taskmanager_memory_text: str | None = None,
+                 taskmanager_memory_line: int | None = None,
+                 parallelism: int | None = None,
+                 parallelism_line: int | None = None,
+                 jobmanager_memory_bytes: int | None = None,
+                 jobmanager_memory_text: str | None = None,
+                 jobmanager_memory_line: int | None = None,
+                 taskmanager_replicas: int | None = None,
+                 taskmanager_replicas_line: int | None = None,
+                 kind: str | None = None,
+                 mode: str | None = None,
+                 has_job: bool = False) -> None:
+        set_field(self, "taskmanager_memory_bytes", taskmanager_memory_bytes)
+        set_field(self, "taskmanager_memory_text", taskmanager_memory_text)
+        set_field(self, "taskmanager_memory_line", taskmanager_memory_line)
+        set_field(self, "parallelism", parallelism)
+        set_field(self, "parallelism_line", parallelism_line)
+        set_field(self, "jobmanager_memory_bytes", jobmanager_memory_bytes)
+        set_field(self, "jobmanager_memory_text", jobmanager_memory_text)
+        set_field(self, "jobmanager_memory_line", jobmanager_memory_line)
+        set_field(self, "taskmanager_replicas", taskmanager_replicas)
+        set_field(self, "taskmanager_replicas_line", taskmanager_replicas_line)
+        set_field(self, "kind", kind)
+        set_field(self, "mode", mode)
+        set_field(self, "has_job", has_job)
 
 
 def parse_resource_memory(text: str, file: str, line: int | None,
@@ -90,10 +123,9 @@ def deployment_spec(text: str, document: ConfigDocument) -> DeploymentSpec:
     """The operator-mapped values of the FlinkDeployment ``document`` was read from (``text``)."""
     if document.format not in (ConfigFormat.DEPLOYMENT, ConfigFormat.CONFIGMAP):
         return DeploymentSpec()
-    from flinktune.config.k8s import find_targets
-    from flinktune.config.yaml_config import compose_documents
+    from flinktune.config.k8s import manifest_targets
 
-    targets = [t for t in find_targets(compose_documents(text, file=document.path)) if t.name == document.name
+    targets = [t for t in manifest_targets(text, document.path) if t.name == document.name
                and t.format == document.format]
     if not targets:
         return DeploymentSpec()

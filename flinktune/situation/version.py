@@ -17,8 +17,8 @@ In order, the first that says wins:
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
+from flinktune.config.record import Record, set_field
 from flinktune.config.types import ConfigDocument, ConfigFormat
 from flinktune.errors import FlinktuneError
 from flinktune.situation.sourced import Sourced
@@ -43,13 +43,19 @@ _LEGACY_STATE_BACKENDS = frozenset({"jobmanager", "filesystem"})
 _STATE_BACKEND_KEYS = ("state.backend", "state.backend.type")
 
 
-@dataclass(frozen=True)
-class Inference:
-    """The versions the content of a file fits, best first narrowed, and the evidence."""
+class Inference(Record):
+    """The versions the content of a file fits and the evidence (a Record: lint imports this)."""
 
-    versions: tuple[FlinkVersion, ...]      # sorted; the chosen one is ``chosen``
-    chosen: FlinkVersion
+    __slots__ = _fields = ("versions", "chosen", "evidence")
+    versions: tuple[FlinkVersion, ...]      # sorted
+    chosen: FlinkVersion                    # the one the file is read as
     evidence: tuple[str, ...]               # short phrases: "flink-conf.yaml", "keys a, b", ...
+
+    def __init__(self, versions: tuple[FlinkVersion, ...], chosen: FlinkVersion,
+                 evidence: tuple[str, ...]) -> None:
+        set_field(self, "versions", versions)
+        set_field(self, "chosen", chosen)
+        set_field(self, "evidence", evidence)
 
     def describe(self) -> str:
         span = (f"Flink {self.versions[0]}" if len(self.versions) == 1

@@ -49,7 +49,7 @@ def test_recommend_on_simulator_dump(scenario: str, dumps: dict[str, Path], spar
     text = CONFIG.read_text(encoding="utf-8")
     dump = dumps[scenario]
     plan = json.loads((dump / "plan.json").read_text(encoding="utf-8"))
-    measured = measure([str(dump)], plan_path=str(dump / "plan.json"), version=version, slots=2,
+    measured = measure([str(dump)], plan_path=str(dump / "plan.json"), version=version,
                        segment_bytes=32768, rtt_s=env.rtt_s, bandwidth_bytes_per_s=env.bandwidth_bytes_per_s,
                        session=spark)
     recs = recommend_text(text, "sample_configs/simulated-cluster.flink-conf.yaml", env,
