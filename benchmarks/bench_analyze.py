@@ -247,9 +247,10 @@ def duckdb_analysis(folder: Path) -> dict[str, object]:
     import duckdb
 
     from flinktune.analysis import names
-    from flinktune.analysis.diagnose import Environment, build_vertices, diagnose_job
+    from flinktune.analysis.diagnose import build_vertices, diagnose_job
     from flinktune.analysis.facts import pivot_subtasks, series_from_rows
     from flinktune.analysis.plan import load_plan
+    from flinktune.situation import Environment
 
     path = _duckdb_source(folder)
     con = duckdb.connect()

@@ -38,7 +38,6 @@ BATCH_FLOATING = 4096                # batch_shuffle docs' example with buffers-
 DEBLOAT_HIGH_PARALLELISM = 200
 MIN_SEGMENT_DEFAULT = 256            # taskmanager.memory.min-segment-size, 1.15+ (1 kb in 1.14)
 IN_POOL_HELD = 0.5                   # receivers' inPoolUsage at/above this: data is held in input gates
-LINK_SATURATED = 0.8                 # measured remote bytes >= 80% of the given bandwidth
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from flinktune.situation.environment import Environment
 from flinktune.versions import FlinkVersion
 
 # Causes of back pressure (flinktune.analysis.diagnose.CAUSES) that more network buffers cannot cure.
@@ -39,7 +40,7 @@ class Measured:
     channels: str | None                  # some | all | unknown (floating vs exclusive usage)
     evidence: tuple[str, ...] = ()
     # Where the in-flight data sits (receivers of back-pressured exchanges vs the senders' queues).
-    in_pool_usage: float | None = None        # receivers' inPoolUsage (max of the vertex means)
+    in_pool_usage: float | None = None        # the origin's inPoolUsage (else back-pressured receivers')
     out_pool_usage: float | None = None       # back-pressured senders' outPoolUsage (max of means)
     backpressured_exchanges: int = 0          # back-pressured vertices = exchanges with full queues
     remote_in_bytes_per_s: float | None = None  # the busiest TaskManager's received network bytes/s
@@ -92,8 +93,13 @@ def measured_from_analysis(result: Any, segment_bytes: int) -> Measured:
     def fact(v: Any, name: str) -> Any:
         return getattr(v, name, None)
 
-    receivers = [v for v in vertices if fact(v, "has_remote_input") and fact(v, "in_pool_mean") is not None
-                 and (fact(v, "backpressured") or fact(v, "vertex_key") in origin_keys)]
+    # Where back pressure starts decides where the data waits: the origin's input pools full (a slow
+    # receiver) hold it in the gates all along the chain; the origin's pools empty while its senders
+    # wait (a saturated link, too few credits) leave it in the senders' queues and on the wire, even
+    # though the back-pressured vertices further up have full inputs of their own.
+    with_input = [v for v in vertices if fact(v, "has_remote_input") and fact(v, "in_pool_mean") is not None]
+    receivers = ([v for v in with_input if fact(v, "vertex_key") in origin_keys]
+                 or [v for v in with_input if fact(v, "backpressured")])
     senders = [v for v in vertices if fact(v, "backpressured") and fact(v, "out_pool_mean") is not None]
     per_tm: dict[str, float] = {}
     for v in vertices:
@@ -109,14 +115,12 @@ def measured_from_analysis(result: Any, segment_bytes: int) -> Measured:
 
 
 def measure(inputs: Sequence[str], *, plan_path: str | None, version: FlinkVersion,
-            segment_bytes: int, rtt_s: float | None, bandwidth_bytes_per_s: float | None,
+            segment_bytes: int, env: Environment | None = None,
             progress: Callable[[str], None] | None = None, session: Any = None) -> Measured:
     """Run the analysis on a dump (files, folders or globs) and reduce it (``session``: reuse a
-    SparkSession, as the tests do)."""
-    from flinktune.analysis import AnalysisOptions, Environment, analyze
+    SparkSession, as the tests do). ``env``: the situation's environment (rtt, bandwidth)."""
+    from flinktune.analysis import AnalysisOptions, analyze
 
-    env = Environment(segment_bytes=segment_bytes, bandwidth_bytes_per_s=bandwidth_bytes_per_s,
-                      rtt_s=rtt_s)
     options = AnalysisOptions(inputs=tuple(inputs), plan_path=plan_path, version=version,
-                              env=env)
+                              env=env or Environment(), segment_bytes=segment_bytes)
     return measured_from_analysis(analyze(options, progress=progress, session=session), segment_bytes)

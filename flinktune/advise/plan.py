@@ -8,12 +8,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 from flinktune.advise.change import Change
-from flinktune.advise.limits import LINK_SATURATED, Margins
+from flinktune.advise.limits import Margins
 from flinktune.advise.measured import Measured
 from flinktune.advise.state import KEY_PROCESS, ConfigState, Job
 from flinktune.advise.text import raw
 from flinktune.config.catalog import Catalog
 from flinktune.config.types import ConfigDocument, ConfigValue
+from flinktune.model.link import link_saturated
 from flinktune.situation.deployment import DeploymentSpec
 from flinktune.situation.environment import Environment
 from flinktune.versions import FlinkVersion
@@ -145,8 +146,8 @@ class Plan:
     def link_saturated(self) -> bool:
         """Measured remote bytes of the busiest TaskManager near the bandwidth given (--bandwidth)."""
         m = self.measured
-        return bool(m is not None and m.remote_in_bytes_per_s and self.evidence.bandwidth
-                    and m.remote_in_bytes_per_s >= LINK_SATURATED * self.job.bandwidth_bytes_per_s)
+        return bool(m is not None and self.evidence.bandwidth
+                    and link_saturated(m.remote_in_bytes_per_s, self.job.bandwidth_bytes_per_s))
 
     def changed(self, key: str) -> bool:
         return any(c.shown_key == key or c.key == key for c in self.changes)

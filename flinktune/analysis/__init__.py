@@ -6,13 +6,12 @@ The only package that imports pyspark (lazily, inside functions). Entry points:
 
 from __future__ import annotations
 
-from flinktune.analysis.diagnose import Environment, JobDiagnosis, Origin
+from flinktune.analysis.diagnose import JobDiagnosis, Origin
 from flinktune.analysis.job import AnalysisOptions, AnalysisResult, analyze, run_analysis
 
 __all__ = [
     "AnalysisOptions",
     "AnalysisResult",
-    "Environment",
     "JobDiagnosis",
     "Origin",
     "analyze",

@@ -21,6 +21,8 @@ from dataclasses import dataclass, field
 
 from flinktune.analysis.facts import BUSY, LEVEL_HIGH, SubtaskFacts, VertexFacts, rollup_vertex
 from flinktune.analysis.plan import JobPlan
+from flinktune.model.link import LINK_SATURATED, link_share
+from flinktune.situation.environment import Environment
 
 # Pool usage seen as "high": well above the ~0.25 a healthy sender's output pool rests at (one
 # partly filled buffer held per channel; real-flink-notes.md) and close to full.
@@ -28,8 +30,6 @@ POOL_HIGH = 0.75
 IN_POOL_HIGH = 0.5
 FLOATING_FULL = 0.9
 EXCLUSIVE_HIGH = 0.5
-# A link counts as saturated from this share of the bandwidth the user gave.
-LINK_SATURATED = 0.7
 
 CAUSES = (
     "all_busy",
@@ -41,13 +41,8 @@ CAUSES = (
 )
 
 
-@dataclass(frozen=True)
-class Environment:
-    """What the metrics cannot tell: given on the command line or from the config."""
-
-    segment_bytes: int = 32 * 1024  # taskmanager.memory.segment-size default, all versions
-    bandwidth_bytes_per_s: float | None = None
-    rtt_s: float | None = None
+# taskmanager.memory.segment-size: 32 KiB by default in every version (flink-facts.md).
+DEFAULT_SEGMENT_BYTES = 32 * 1024
 
 
 @dataclass(frozen=True)
@@ -144,7 +139,7 @@ def _is_hot(v: VertexFacts) -> int | None:
 
 
 def _network_cause(
-    receiver: VertexFacts, all_vertices: Sequence[VertexFacts], env: Environment
+    receiver: VertexFacts, all_vertices: Sequence[VertexFacts], env: Environment, senders_full: bool = True
 ) -> tuple[str, float, list[str]]:
     evidence: list[str] = []
     if env.bandwidth_bytes_per_s:
@@ -154,7 +149,7 @@ def _network_cause(
                 if s.bytes_in_remote_per_s:
                     per_tm[s.tm_id or "?"] = per_tm.get(s.tm_id or "?", 0.0) + s.bytes_in_remote_per_s
         busiest = max(per_tm.values(), default=0.0)
-        share = busiest / env.bandwidth_bytes_per_s
+        share = link_share(busiest, env.bandwidth_bytes_per_s)
         evidence.append(
             f"busiest TaskManager receives {busiest / 1e6:.3g} MB/s over the network, "
             f"{share:.0%} of the {env.bandwidth_bytes_per_s / 1e6:.3g} MB/s bandwidth given"
@@ -165,7 +160,7 @@ def _network_cause(
             "throughput well below the link's bandwidth while senders wait: credits "
             "(buffers per channel) cannot cover the round trip"
         )
-        return "too_few_credits", 0.7, evidence
+        return "too_few_credits", 0.7 if senders_full else 0.6, evidence
     evidence.append(
         "receivers idle with low input pool usage while senders' output pools are full: "
         "the network or too few credits for the round trip (give --bandwidth to tell them apart)"
@@ -229,8 +224,10 @@ def find_origins(vertices: Sequence[VertexFacts], plan: JobPlan | None, env: Env
         elif in_high:
             cause, conf = "slow_receiver", 0.6
             evidence.append(f"input pool {_fmt(v.in_pool_mean)} full but busy time low or not reported")
-        elif senders_out >= POOL_HIGH:
-            cause, conf, extra = _network_cause(v, vertices, env)
+        elif senders_out >= POOL_HIGH or env.bandwidth_bytes_per_s:
+            # With a bandwidth the measured remote bytes tell the link from the credits even when
+            # the senders' pools are only partly full (only their remote subpartitions back up).
+            cause, conf, extra = _network_cause(v, vertices, env, senders_full=senders_out >= POOL_HIGH)
             evidence.extend(extra)
         else:
             cause, conf = "network_or_credits", 0.4
@@ -312,14 +309,14 @@ def diagnose_job(
     )
 
 
-def vertex_items(diag: JobDiagnosis, env: Environment) -> list[dict[str, object]]:
+def vertex_items(diag: JobDiagnosis, segment_bytes: int = DEFAULT_SEGMENT_BYTES) -> list[dict[str, object]]:
     """The facts the analysis rules (rules/analysis/FTA*.yaml, scope ``vertex``) read as ``item``."""
     origins = {o.vertex_key: o for o in diag.origins}
     any_bp = any(v.backpressured for v in diag.vertices)
     items: list[dict[str, object]] = []
     for v in diag.vertices:
         o = origins.get(v.vertex_key)
-        fill = (v.remote_buffer_bytes / env.segment_bytes) if v.remote_buffer_bytes else None
+        fill = (v.remote_buffer_bytes / segment_bytes) if v.remote_buffer_bytes else None
         items.append(
             {
                 "job": diag.job_name or diag.job_id or diag.job_key,
@@ -351,7 +348,7 @@ def vertex_items(diag: JobDiagnosis, env: Environment) -> list[dict[str, object]
                 "avg_record_bytes": v.avg_record_bytes,
                 "remote_buffer_bytes": v.remote_buffer_bytes,
                 "buffer_fill": fill,
-                "segment_bytes": env.segment_bytes,
+                "segment_bytes": segment_bytes,
                 "has_plan": diag.has_plan,
                 "single_sample": diag.single_sample,
             }
@@ -361,8 +358,8 @@ def vertex_items(diag: JobDiagnosis, env: Environment) -> list[dict[str, object]
 
 __all__ = [
     "CAUSES",
+    "DEFAULT_SEGMENT_BYTES",
     "LEVEL_HIGH",
-    "Environment",
     "JobDiagnosis",
     "Origin",
     "build_vertices",

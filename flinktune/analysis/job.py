@@ -15,12 +15,13 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from flinktune.analysis import aggregate, load, names
-from flinktune.analysis.diagnose import Environment, JobDiagnosis, build_vertices, diagnose_job
+from flinktune.analysis.diagnose import DEFAULT_SEGMENT_BYTES, JobDiagnosis, build_vertices, diagnose_job
 from flinktune.analysis.facts import bp_level, pivot_subtasks, series_from_rows
 from flinktune.analysis.plan import JobPlan, find_plan_beside, load_plan
 from flinktune.analysis.timeline import JobTimeline
 from flinktune.errors import MetricsError, UsageError
 from flinktune.findings import Finding
+from flinktune.situation.environment import Environment
 from flinktune.versions import DEFAULT_VERSION, FlinkVersion
 
 if TYPE_CHECKING:
@@ -43,7 +44,9 @@ class AnalysisOptions:
     until_ms: int | None = None
     warmup: str = "10%"
     slots: int = DEFAULT_SLOTS
+    # What the metrics cannot tell (rtt, bandwidth): the situation's one Environment type.
     env: Environment = field(default_factory=Environment)
+    segment_bytes: int = DEFAULT_SEGMENT_BYTES     # taskmanager.memory.segment-size of the job
     version: FlinkVersion = DEFAULT_VERSION
     rule_dirs: tuple[str, ...] = ()
     # Keep per-subtask time series (analysis/timeline.py) for reports that draw them.
@@ -398,13 +401,13 @@ def findings_for(jobs: Sequence[JobDiagnosis], options: AnalysisOptions, file: s
 
     ruleset = load_rules(options.rule_dirs)
     env = {
-        "segment_bytes": options.env.segment_bytes,
+        "segment_bytes": options.segment_bytes,
         "bandwidth_bytes_per_s": options.env.bandwidth_bytes_per_s,
         "rtt_s": options.env.rtt_s,
     }
     out: list[Finding] = []
     for diag in jobs:
-        for item in vertex_items(diag, options.env):
+        for item in vertex_items(diag, options.segment_bytes):
             # One item per call, so each finding is known to belong to its vertex.
             for f in evaluate_items(ruleset, "vertex", [item], options.version, env, file):
                 extra: list[tuple[str, str]] = [

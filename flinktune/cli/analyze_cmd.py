@@ -14,7 +14,7 @@ import typer
 from flinktune.cli.common import (
     EXIT_FINDINGS,
     EXIT_OK,
-    class_cache_notice,
+    around_spark_run,
     guarded,
     json_output,
     stage_progress,
@@ -161,13 +161,14 @@ def analyze(
 
     def run() -> int:
         from flinktune import __version__
-        from flinktune.analysis import AnalysisOptions, Environment
+        from flinktune.analysis import AnalysisOptions
         from flinktune.analysis import analyze as run_analyze
         from flinktune.analysis.diagnose import job_status, missing_judging_metrics
         from flinktune.analysis.render import job_title, render_json, render_markdown, render_text
         from flinktune.errors import MetricsError, UsageError
         from flinktune.findings import Severity
-        from flinktune.units import parse_bandwidth, parse_duration_s, parse_memory_size
+        from flinktune.situation import Environment, parse_parameters
+        from flinktune.units import parse_memory_size
         from flinktune.versions import parse_version
 
         fmt = output_format.lower()
@@ -181,12 +182,9 @@ def analyze(
             threshold = Severity(fail_on.lower())
         except ValueError:
             raise UsageError(f"--fail-on must be error, warning or info, not '{fail_on}'") from None
-        env = Environment(
-            segment_bytes=parse_memory_size(segment_size).bytes,
-            # The one unit rule (flinktune.units): a bare number is refused, not read as B/s or ms.
-            bandwidth_bytes_per_s=parse_bandwidth(bandwidth, what="--bandwidth") if bandwidth else None,
-            rtt_s=parse_duration_s(rtt, what="--rtt") if rtt else None,
-        )
+        # The situation's Environment and its one unit rule (a bare number is refused, not read as
+        # B/s or ms), as in every command.
+        env = Environment().with_values(parse_parameters({"bandwidth": bandwidth, "rtt": rtt}), "flag")
         options = AnalysisOptions(
             inputs=tuple(dumps),
             plan_path=str(plan) if plan else None,
@@ -195,6 +193,7 @@ def analyze(
             until_ms=_parse_time_ms(until, "--until"),
             warmup=warmup,
             env=env,
+            segment_bytes=parse_memory_size(segment_size).bytes,
             version=parse_version(flink_version),
             rule_dirs=tuple(str(r) for r in rules or ()),
             timeline=fmt == "html",
@@ -202,9 +201,7 @@ def analyze(
         spark_conf = _parse_conf(conf)
         if verbose:
             os.environ["FLINKTUNE_SPARK_VERBOSE"] = "1"
-        if not quiet:
-            class_cache_notice()
-        with stage_progress("analyze", enabled=not (quiet or no_progress)) as say:
+        with around_spark_run(quiet), stage_progress("analyze", enabled=not (quiet or no_progress)) as say:
             result = run_analyze(options, master=master, conf=spark_conf, progress=say)
         if fmt == "json":
             text = json_output("analyze", dumps, render_json(result, __version__))

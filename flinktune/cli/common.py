@@ -141,23 +141,41 @@ def stage_progress(command: str, *, enabled: bool = True) -> Iterator[Callable[[
     yield plain
 
 
-def class_cache_notice() -> None:
-    """One line on stderr when this run will start the one-time background build of Spark's
-    class-data archive (flinktune/analysis/class_cache.py), with the way to turn it off."""
-    try:
-        from flinktune.analysis import class_cache
+@contextlib.contextmanager
+def around_spark_run(quiet: bool = False) -> Iterator[None]:
+    """Around a Spark run:
 
-        cache = class_cache.locate()
-        if not class_cache.first_build_pending(cache):
-            return
-    except Exception:  # the notice must never fail a run
-        return
-    assert cache is not None
-    sys.stderr.write(
-        f"flinktune: note: first Spark run here: after it, a background `java -Xshare:dump` keeps a "
-        f"~190 MB class-data archive in {cache.directory} so Spark starts faster next time "
-        f"({class_cache.SWITCH_ENV}=0 turns this off)\n"
-    )
+    - library logging never reaches the user: py4j logs a whole traceback through the root logger
+      (``logging.exception``, which configures a stderr handler when there is none) when a signal
+      interrupts a call into the JVM; the CLI reports an interruption in one line instead;
+    - one line on stderr, after the run, when it started the one-time background build of Spark's
+      class-data archive (flinktune/analysis/class_cache.py), with the way to turn it off. Nothing
+      when the run failed (no build starts then) or with ``quiet``.
+    """
+    import logging
+
+    root = logging.getLogger()
+    if not root.handlers:
+        root.addHandler(logging.NullHandler())
+    cache = None
+    if not quiet:
+        try:
+            from flinktune.analysis import class_cache
+
+            cache = class_cache.locate()
+            if not class_cache.first_build_pending(cache):
+                cache = None
+        except Exception:  # the notice must never fail a run
+            cache = None
+    yield
+    if cache is not None and (cache.lock.exists() or cache.archive.is_file()):
+        from flinktune.analysis.class_cache import SWITCH_ENV
+
+        sys.stderr.write(
+            f"flinktune: note: first Spark run here: a background `java -Xshare:dump` now keeps a "
+            f"~190 MB class-data archive in {cache.directory} so Spark starts faster next time "
+            f"({SWITCH_ENV}=0 turns this off)\n"
+        )
 
 
 def json_output(command: str, inputs: list[str] | tuple[str, ...], text: str) -> str:

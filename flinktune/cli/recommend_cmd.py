@@ -241,16 +241,13 @@ def _measure(metrics: list[str], plan_path: Path | None, document: Any, version:
         if not quiet:
             typer.echo(f"flinktune: {message}", err=True)
 
-    from flinktune.cli.common import class_cache_notice
+    from flinktune.cli.common import around_spark_run
 
-    if not quiet:
-        class_cache_notice()
-
-    if analyses is not None:
-        return _measure_keeping(metrics, plan_path, version, segment, env, progress, analyses)
-    return measure(metrics, plan_path=str(plan_path) if plan_path else None, version=version,
-                   segment_bytes=segment, rtt_s=env.rtt_s, bandwidth_bytes_per_s=env.bandwidth_bytes_per_s,
-                   progress=progress)
+    with around_spark_run(quiet):
+        if analyses is not None:
+            return _measure_keeping(metrics, plan_path, version, segment, env, progress, analyses)
+        return measure(metrics, plan_path=str(plan_path) if plan_path else None, version=version,
+                       segment_bytes=segment, env=env, progress=progress)
 
 
 def _measure_keeping(metrics: list[str], plan_path: Path | None, version: Any, segment: int,
@@ -258,13 +255,10 @@ def _measure_keeping(metrics: list[str], plan_path: Path | None, version: Any, s
     """As advise.measured.measure, keeping the analysis (with its time series) for the HTML report."""
     from flinktune.advise.measured import measured_from_analysis
     from flinktune.analysis import AnalysisOptions, analyze
-    from flinktune.analysis import Environment as AnalysisEnvironment
 
     options = AnalysisOptions(
         inputs=tuple(metrics), plan_path=str(plan_path) if plan_path else None, version=version,
-        env=AnalysisEnvironment(segment_bytes=segment, bandwidth_bytes_per_s=env.bandwidth_bytes_per_s,
-                                rtt_s=env.rtt_s),
-        timeline=True,
+        env=env, segment_bytes=segment, timeline=True,
     )
     result = analyze(options, progress=progress)
     analyses.append(result)

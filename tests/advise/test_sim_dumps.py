@@ -50,8 +50,7 @@ def test_recommend_on_simulator_dump(scenario: str, dumps: dict[str, Path], spar
     dump = dumps[scenario]
     plan = json.loads((dump / "plan.json").read_text(encoding="utf-8"))
     measured = measure([str(dump)], plan_path=str(dump / "plan.json"), version=version,
-                       segment_bytes=32768, rtt_s=env.rtt_s, bandwidth_bytes_per_s=env.bandwidth_bytes_per_s,
-                       session=spark)
+                       segment_bytes=32768, env=env, session=spark)
     recs = recommend_text(text, "sample_configs/simulated-cluster.flink-conf.yaml", env,
                           version_of=lambda _doc: version, measured_for=lambda _d, _v: measured, plan=plan)
     rec = recs[0]

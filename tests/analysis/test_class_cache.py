@@ -136,8 +136,18 @@ def test_recorded_run_builds_an_archive_the_jvm_accepts(tmp_path) -> None:  # ty
     dump = REPO / "sample_data" / "slow-sink"
     env = {**os.environ, class_cache.DIR_ENV: str(tmp_path), class_cache.SWITCH_ENV: "1", "NO_COLOR": "1"}
     cmd = [sys.executable, "-m", "flinktune", "analyze", str(dump), "--format", "json", "--no-progress"]
+    # A run that fails (an unreadable dump) starts no build and says nothing about one.
+    bad = tmp_path.parent / f"{tmp_path.name}-bad.parquet"
+    bad.write_bytes(b"not parquet")
+    failed = subprocess.run([*cmd[:4], str(bad), "--no-progress"], capture_output=True, text=True, env=env,
+                            timeout=600)
+    assert failed.returncode == 2 and len(failed.stderr.strip().splitlines()) == 1, failed.stderr
+    assert "Xshare" not in failed.stderr and not list(tmp_path.glob("*.lock"))
     first = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=600)
     assert first.returncode in (0, 1), first.stderr
+    # The first successful run says, once, what it left running and where (issue 15).
+    notes = [line for line in first.stderr.splitlines() if "Xshare:dump" in line]
+    assert len(notes) == 1 and str(tmp_path) in notes[0] and class_cache.SWITCH_ENV in notes[0], first.stderr
     deadline = time.monotonic() + 420
     while time.monotonic() < deadline and not (
         list(tmp_path.glob("*.jsa")) and not list(tmp_path.glob("*.lock"))
@@ -158,3 +168,4 @@ def test_recorded_run_builds_an_archive_the_jvm_accepts(tmp_path) -> None:  # ty
     assert check.returncode == 0, check.stderr + check.stdout
     second = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=600)
     assert second.returncode == first.returncode and second.stdout == first.stdout
+    assert "Xshare" not in second.stderr

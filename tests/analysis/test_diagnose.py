@@ -9,9 +9,10 @@ Levels: OK <= 0.10 < LOW <= 0.50 < HIGH (JobVertexBackPressureHandler, docs ops/
 
 from __future__ import annotations
 
-from flinktune.analysis.diagnose import Environment, diagnose_job, vertex_items
+from flinktune.analysis.diagnose import diagnose_job, vertex_items
 from flinktune.analysis.facts import SubtaskFacts, bp_level, rollup_vertex
 from flinktune.analysis.plan import parse_plan
+from flinktune.situation import Environment
 
 PLAN = parse_plan(
     {
@@ -117,7 +118,7 @@ def test_healthy_job_has_no_origin_and_no_items_flagged() -> None:
         Environment(),
     )
     assert d.origins == ()
-    assert not any(i["is_origin"] or i["backpressured"] for i in vertex_items(d, Environment()))
+    assert not any(i["is_origin"] or i["backpressured"] for i in vertex_items(d))
 
 
 def test_slow_sink_all_busy_is_origin_with_all_upstream_backpressured() -> None:

@@ -13,7 +13,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from flinktune.analysis import AnalysisOptions, Environment, analyze
+from flinktune.analysis import AnalysisOptions, analyze
+from flinktune.situation import Environment
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 

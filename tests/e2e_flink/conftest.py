@@ -171,7 +171,10 @@ class FlinkCluster:
         (conf / "config.yaml").write_text(config_text, encoding="utf-8")
         return conf
 
-    def _start(self, script: str, name: str, config_text: str) -> subprocess.Popen[bytes]:
+    def _start(self, script: str, name: str, config_text: str,
+               prefix: tuple[str, ...] = ()) -> subprocess.Popen[bytes]:
+        """``prefix``: a command that execs the script elsewhere (``ip netns exec NS``); the PID held
+        stays the JVM's because every step execs the next."""
         conf = self._conf_dir(name, config_text)
         logs = self.work / "logs" / name
         logs.mkdir(parents=True, exist_ok=True)
@@ -179,7 +182,7 @@ class FlinkCluster:
         env.update(FLINK_CONF_DIR=str(conf), FLINK_LOG_DIR=str(logs), FLINK_PID_DIR=str(logs))
         out = open(logs / "console.out", "wb")  # noqa: SIM115 - the child keeps its own descriptor
         proc = subprocess.Popen(
-            ["bash", str(self.home / "bin" / script), "start-foreground"],
+            [*prefix, "bash", str(self.home / "bin" / script), "start-foreground"],
             stdout=out,
             stderr=subprocess.STDOUT,
             env=env,
@@ -271,8 +274,13 @@ class FlinkCluster:
         request = urllib.request.Request(
             self.url + path, data=body, method=method, headers={"Content-Type": content_type}
         )
-        with _NO_PROXY.open(request, timeout=60) as response:
-            data = response.read()
+        try:
+            with _NO_PROXY.open(request, timeout=60) as response:
+                data = response.read()
+        except urllib.error.HTTPError as error:
+            # Flink's REST errors carry the reason in the body: keep it in the message.
+            error.msg = f"{error.msg}: {error.read().decode(errors='replace')[:3000]}"
+            raise
         return json.loads(data) if data else None
 
     def _free_slots(self) -> int:

@@ -27,7 +27,8 @@ from flinktune.cli.app import app
 from flinktune.config.reader import read_config_text
 
 # A flink-conf.yaml both commands change: lint --fix renames state.backend (FTC003), and
-# recommend adds network settings for the given environment.
+# recommend raises the credits per channel for the stated rate, record size and round trip (its
+# evidence: without a stated or measured rate it changes nothing).
 ORIGINAL = (
     "# Production TaskManagers \u2014 owned by the data team\r\n"
     "jobmanager.rpc.address: flink-jm   \r\n"
@@ -41,8 +42,8 @@ ORIGINAL = (
 
 COMMANDS = {
     "lint": ["lint", "--fix", "--flink-version", "1.20", "--format", "text"],
-    "recommend": ["recommend", "--write", "--rtt", "5ms", "--bandwidth", "10Gbit/s",
-                  "--flink-version", "1.20"],
+    "recommend": ["recommend", "--write", "--rtt", "5ms", "--bandwidth", "10Gbit/s", "--rate", "100000",
+                  "--record-size", "1kb", "--flink-version", "1.20"],
 }
 
 

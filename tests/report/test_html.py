@@ -16,7 +16,7 @@ pytest.importorskip("jinja2", reason="the html extra (jinja2) is not installed")
 html5lib = pytest.importorskip("html5lib", reason="html5lib (test extra) is not installed")
 
 from flinktune.analysis import names  # noqa: E402
-from flinktune.analysis.diagnose import Environment, diagnose_job  # noqa: E402
+from flinktune.analysis.diagnose import diagnose_job  # noqa: E402
 from flinktune.analysis.facts import SubtaskFacts, rollup_vertex  # noqa: E402
 from flinktune.analysis.job import AnalysisResult  # noqa: E402
 from flinktune.analysis.plan import Edge, JobPlan, PlanVertex  # noqa: E402
@@ -24,6 +24,7 @@ from flinktune.analysis.timeline import JobTimeline, VertexTimeline, build  # no
 from flinktune.report.html import charts, render_analysis_html, render_recommend_html  # noqa: E402
 from flinktune.report.html.analysis_view import HEAT_COLS, HEAT_ROWS  # noqa: E402
 from flinktune.report.html.layout import layout  # noqa: E402
+from flinktune.situation import Environment  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -51,6 +51,8 @@ def propose(plan: Plan) -> None:
                             f"{ms_text(job.latency_target_s or 0)} under back pressure", METRICS,
                             (plan.evidence.latency_target or "",))
         return
+    if m is not None and (plan.link_saturated or m.cause == "network_bottleneck"):
+        return      # the link sets the pace: buffer tuning will not help (said in the cause notes)
     if m is None or m.backpressured_exchanges == 0:
         plan.withhold("buffer debloating: whether in-flight data slows checkpoints depends on where it sits; "
                       "give a dump of the back-pressured job (--metrics) to check the receivers' input pool "

@@ -30,24 +30,25 @@ import org.apache.flink.util.Collector;
  *
  * Arguments: --name NAME --rate RECORDS_PER_S --sink-pause-us N --agg-pause-us N --hot-fraction F
  *            --exchanges 3|1 --checkpoint-ms N (aligned checkpoints every N ms; 0: none)
+ *            --payload-bytes N (each record's string payload; 96 by default)
  */
 public class NetworkJob {
-
-    private static final String PAYLOAD = "x".repeat(96);
 
     /** Long -> (key, payload); with hotFraction > 0 that share of records goes to key 0 (skew). */
     public static final class Parse implements MapFunction<Long, Tuple2<Integer, String>> {
         private final double hotFraction;
+        private final String payload;
 
-        Parse(double hotFraction) {
+        Parse(double hotFraction, int payloadBytes) {
             this.hotFraction = hotFraction;
+            this.payload = "x".repeat(payloadBytes);
         }
 
         @Override
         public Tuple2<Integer, String> map(Long i) {
             boolean hot = (i % 1000) < (long) (hotFraction * 1000);
             int key = hot ? 0 : 1 + (int) (i % 997);
-            return Tuple2.of(key, PAYLOAD);
+            return Tuple2.of(key, payload);
         }
     }
 
@@ -115,6 +116,7 @@ public class NetworkJob {
         long aggPause = Long.parseLong(params.getOrDefault("agg-pause-us", "0"));
         double hotFraction = Double.parseDouble(params.getOrDefault("hot-fraction", "0"));
         boolean oneExchange = params.getOrDefault("exchanges", "3").equals("1");
+        int payloadBytes = Integer.parseInt(params.getOrDefault("payload-bytes", "96"));
 
         StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
         long checkpointMs = Long.parseLong(params.getOrDefault("checkpoint-ms", "0"));
@@ -125,7 +127,7 @@ public class NetworkJob {
                 new DataGeneratorSource<>(i -> i, Long.MAX_VALUE, RateLimiterStrategy.perSecond(rate), Types.LONG);
         DataStream<Long> generated = env.fromSource(source, WatermarkStrategy.noWatermarks(), "Gen");
         DataStream<Tuple2<Integer, String>> aggregated = (oneExchange ? generated : generated.rebalance())
-                .map(new Parse(hotFraction))
+                .map(new Parse(hotFraction, payloadBytes))
                 .returns(Types.TUPLE(Types.INT, Types.STRING))
                 .name("Parse")
                 .keyBy(t -> t.f0, Types.INT)
