@@ -128,6 +128,14 @@ class Plan:
         entry = self.document.get(key)
         return entry.line if entry is not None and entry.line > 0 else None
 
+    def file_fact(self, key: str) -> tuple[str, ...]:
+        """The evidence of a change that the file itself justifies: the line as written."""
+        entry = self.document.get(key)
+        if entry is None:
+            return ()
+        where = f" [line {entry.line}]" if entry.line > 0 else ""
+        return (f"the file sets {key}: {entry.raw.strip()}{where}",)
+
     def default(self, key: str) -> str | None:
         spec = self.catalog.spec(key, self.version)
         return None if spec is None or spec.default is None else str(spec.default)
@@ -155,7 +163,9 @@ class Plan:
     # ------------------------------------------------------------------ proposing
 
     def add(self, change: Change) -> None:
-        change = replace(change, step=change.step or self.step)
+        # Every change names its evidence: what was measured or stated, else the file's own line.
+        change = replace(change, step=change.step or self.step,
+                         evidence=change.evidence or self.file_fact(change.key))
         apply_change(self.values, self.overlay, change)
         self.changes.append(change)
 

@@ -17,6 +17,7 @@ from flinktune.cli.common import (
     around_spark_run,
     guarded,
     json_output,
+    live_stderr,
     stage_progress,
     use_color,
 )
@@ -148,7 +149,9 @@ def analyze(
     verbose: Annotated[
         bool, typer.Option("--verbose", "-v", help="Show Spark's own log on stderr.")
     ] = False,
-    no_color: Annotated[bool, typer.Option("--no-color", help="No colors (also: NO_COLOR set).")] = False,
+    no_color: Annotated[bool, typer.Option(
+        "--no-color", help="No ANSI colours: a plain report and plain progress lines (also: NO_COLOR set).")
+    ] = False,
 ) -> None:
     """Find where back pressure starts in a Flink job and why, from exported metrics (runs on Spark).
 
@@ -201,7 +204,8 @@ def analyze(
         spark_conf = _parse_conf(conf)
         if verbose:
             os.environ["FLINKTUNE_SPARK_VERBOSE"] = "1"
-        with around_spark_run(quiet), stage_progress("analyze", enabled=not (quiet or no_progress)) as say:
+        progress = stage_progress("analyze", enabled=not (quiet or no_progress), live=live_stderr(no_color))
+        with around_spark_run(quiet), progress as say:
             result = run_analyze(options, master=master, conf=spark_conf, progress=say)
         if fmt == "json":
             text = json_output("analyze", dumps, render_json(result, __version__))

@@ -13,7 +13,7 @@ import gc
 import importlib
 import signal
 import sys
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from flinktune import __version__
 
@@ -87,24 +87,35 @@ def __getattr__(name: str) -> Any:
 
 
 def main() -> None:
-    from flinktune.cli.common import install_signal_handlers, interrupted_exit_code, received_signal
-
-    install_signal_handlers()
     try:
+        # First thing, inside the try: a signal during the imports below is still one line.
+        from flinktune.cli.common import install_signal_handlers
+
+        install_signal_handlers()
         _main()
     except KeyboardInterrupt as stop:
         # Outside a command's own handling (imports, argument parsing): still one line, 130/143.
-        from flinktune.cli.common import stop_children
+        _interrupted(getattr(stop, "signum", None))
+    except SystemExit:
+        from flinktune.cli.common import interrupted_announced, received_signal
 
-        stop_children()
-        code = interrupted_exit_code(getattr(stop, "signum", None))
-        sys.stderr.write(f"flinktune: interrupted by {signal.Signals(code - 128).name}\n")
-        sys.exit(code)
-    except SystemExit as done:
-        # click turns a KeyboardInterrupt it sees into "Aborted!" and exit 1.
-        if received_signal() and done.code not in (130, 143):
-            sys.exit(interrupted_exit_code())
+        # typer turns a KeyboardInterrupt it sees while parsing the arguments into a silent exit 130
+        # (older click: "Aborted!" and exit 1): the same one line and 130/143 as everywhere else.
+        if received_signal() and not interrupted_announced():
+            _interrupted(None)
         raise
+
+
+def _interrupted(signum: int | None) -> NoReturn:
+    from flinktune.cli.common import announce_interrupted, interrupted_exit_code, stop_children
+
+    code = interrupted_exit_code(signum)
+
+    for number in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(number, signal.SIG_IGN)   # a second Ctrl-C must not cut the clean-up short
+    stop_children()
+    announce_interrupted(code)
+    sys.exit(code)
 
 
 def _main() -> None:

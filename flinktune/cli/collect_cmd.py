@@ -8,7 +8,7 @@ from typing import Any
 
 import typer
 
-from flinktune.cli.common import EXIT_BAD_INPUT, EXIT_OK, fail, guarded
+from flinktune.cli.common import EXIT_BAD_INPUT, EXIT_OK, fail, guarded, live_stderr
 
 
 def _seconds(text: str, flag: str) -> float:
@@ -44,7 +44,21 @@ def register(app: typer.Typer) -> None:
             help="Extra REST metric id to collect (repeatable), e.g. mailboxQueueSize.",
         ),
         overwrite: bool = typer.Option(False, "--overwrite", help="Replace an existing dump (kept as .bak)."),
-        quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress on stderr; errors only."),
+        quiet: bool = typer.Option(
+            False, "--quiet", "-q", help="No progress and no notes on stderr; errors only."
+        ),
+        verbose: bool = typer.Option(
+            False,
+            "--verbose",
+            "-v",
+            help="A progress line for every poll (rows, subtasks answered, time taken) instead of about "
+            "one a minute; with --prometheus, one per chunk.",
+        ),
+        no_color: bool = typer.Option(
+            False,
+            "--no-color",
+            help="No ANSI colours: plain progress lines on stderr even on a terminal (also: NO_COLOR set).",
+        ),
         retries: int = typer.Option(
             3,
             "--retries",
@@ -102,6 +116,8 @@ def register(app: typer.Typer) -> None:
                 basic_auth_file=basic_auth_file,
                 ca_file=ca_file,
                 overwrite=overwrite,
+                quiet=quiet,
+                verbose=verbose,
             )
             return
         if any(v is not None for v in (since, until, last, plan, token_file, basic_auth_file, ca_file)):
@@ -128,9 +144,9 @@ def register(app: typer.Typer) -> None:
             )
             if quiet:
                 return collect(options)
-            if sys.stderr.isatty():
-                return _collect_with_progress(options, collect)
-            return _collect_with_lines(options, collect)
+            if live_stderr(no_color):
+                return _collect_with_progress(options, collect, verbose)
+            return _collect_with_lines(options, collect, verbose)
 
         result = guarded(run)
         where = str(result.metrics_path) if result.metrics_path else "no metrics (no subtask answered)"
@@ -140,14 +156,13 @@ def register(app: typer.Typer) -> None:
         )
         if result.stop_reason == "interrupted":
             # One line, the shell's exit code for the signal; what was collected is a whole dump.
-            from flinktune.cli.common import interrupted_exit_code, received_signal
+            from flinktune.cli.common import announce_interrupted, interrupted_exit_code, received_signal
 
             code = interrupted_exit_code(received_signal())
-            name = "SIGTERM" if code == 143 else "SIGINT"
-            typer.echo(f"flinktune: interrupted by {name}; stopped early: {summary}", err=True)
+            announce_interrupted(code, f"; stopped early: {summary}")
             raise typer.Exit(code)
         typer.echo(summary)
-        if result.stop_reason == "job-ended":
+        if result.stop_reason == "job-ended" and not quiet:
             typer.echo(f"flinktune: note: {result.detail}; collection stopped", err=True)
         if result.stop_reason == "rest-failure":
             fail(f"{result.detail} (what was collected is kept in {where})")
@@ -156,8 +171,16 @@ def register(app: typer.Typer) -> None:
         )
 
 
-def _collect_with_lines(options: Any, collect: Any) -> Any:
-    """Progress for a log (stderr not a terminal): one line at the start, then about one a minute."""
+def _poll_detail(report: Any) -> str:
+    """--verbose: everything a poll report says, for one line."""
+    failed = f", {report.failed_requests} requests failed" if report.failed_requests else ""
+    return (f"poll {report.index}: {report.rows} rows ({report.total_rows} in all), "
+            f"{report.subtasks_answered} subtasks answered in {report.poll_s:.2f} s{failed}")
+
+
+def _collect_with_lines(options: Any, collect: Any, verbose: bool = False) -> Any:
+    """Progress for a log (stderr not a terminal, or --no-color): one line at the start, then
+    about one a minute (every poll with --verbose)."""
 
     def line(text: str) -> None:
         sys.stderr.write(f"flinktune collect: {text}\n")
@@ -170,14 +193,16 @@ def _collect_with_lines(options: Any, collect: Any) -> Any:
     every = max(1, round(60 / max(options.interval_s, 1e-3)))
 
     def on_poll(report: Any) -> None:
-        if report.index == 1 or report.index % every == 0:
+        if verbose:
+            line(_poll_detail(report))
+        elif report.index == 1 or report.index % every == 0:
             failed = f", {report.failed_requests} requests failed" if report.failed_requests else ""
             line(f"poll {report.index}, {report.total_rows} rows{failed}")
 
     return collect(options, on_start=on_start, on_poll=on_poll)
 
 
-def _collect_with_progress(options: Any, collect: Any) -> Any:
+def _collect_with_progress(options: Any, collect: Any, verbose: bool = False) -> Any:
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
@@ -206,6 +231,8 @@ def _collect_with_progress(options: Any, collect: Any) -> Any:
         if report.failed_requests:
             note = f", {report.failed_requests} requests failed"
         progress.update(state["task"], completed=report.index, rows=report.total_rows, note=note)
+        if verbose:
+            progress.console.print(_poll_detail(report), highlight=False, markup=False)
 
     with progress:
         return collect(options, on_start=on_start, on_poll=on_poll)

@@ -6,9 +6,12 @@ import contextlib
 import signal
 import sys
 from collections.abc import Callable, Iterator
-from typing import NoReturn, TypeVar
+from typing import TYPE_CHECKING, NoReturn, TypeVar
 
 from flinktune.errors import FlinktuneError
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 EXIT_OK = 0
 EXIT_FINDINGS = 1
@@ -32,6 +35,9 @@ class Interrupted(KeyboardInterrupt):
 # The first signal received by this process (0: none). A library error raised after it (a Spark
 # job cancelled under us, a half-read socket) is a consequence of the interruption, not of the input.
 _received: list[int] = [0]
+# Whether the one "interrupted by" line was printed (typer turns an interrupt during argument parsing
+# into a silent exit 130; the entry point then prints it).
+_announced: list[bool] = [False]
 
 
 def _on_signal(signum: int, _frame: object) -> None:
@@ -55,6 +61,24 @@ def install_signal_handlers() -> None:
 def received_signal() -> int:
     """The first SIGINT/SIGTERM this process received through our handler, else 0."""
     return _received[0]
+
+
+def announce_interrupted(code: int, detail: str = "", write: Callable[[str], None] | None = None) -> None:
+    """Print the one line for an interruption, once per process (``detail`` follows the signal's name;
+    ``write``: where lines go, stderr by default)."""
+    if _announced[0]:
+        return
+    _announced[0] = True
+    line = f"flinktune: interrupted by {signal.Signals(code - 128).name}{detail}"
+    if write is not None:
+        write(line)
+        return
+    sys.stderr.write(line + "\n")
+    sys.stderr.flush()
+
+
+def interrupted_announced() -> bool:
+    return _announced[0]
 
 
 def interrupted_exit_code(signum: int | None = None) -> int:
@@ -82,7 +106,7 @@ def interrupted(signum: int | None = None) -> NoReturn:
             signal.signal(number, signal.SIG_IGN)
     stop_children()
     code = interrupted_exit_code(signum)
-    typer.echo(f"flinktune: interrupted by {signal.Signals(code - 128).name}", err=True)
+    announce_interrupted(code)
     raise typer.Exit(code)
 
 
@@ -112,22 +136,50 @@ def stdout_is_terminal() -> bool:
     return sys.stdout.isatty()
 
 
-def use_color(no_color: bool = False) -> bool:
-    """Colors only on a terminal, never with --no-color or NO_COLOR set (no-color.org)."""
+def color_allowed(no_color: bool = False) -> bool:
+    """Whether ANSI sequences may be written at all: never with --no-color or NO_COLOR set
+    (no-color.org), on stdout (colours) and stderr (live status lines) alike."""
     import os
 
-    return not no_color and "NO_COLOR" not in os.environ and sys.stdout.isatty()
+    return not no_color and "NO_COLOR" not in os.environ
+
+
+def use_color(no_color: bool = False) -> bool:
+    """Colors only on a terminal, never with --no-color or NO_COLOR set (no-color.org)."""
+    return color_allowed(no_color) and sys.stdout.isatty()
+
+
+def live_stderr(no_color: bool = False) -> bool:
+    """A live (redrawn, ANSI) progress display on stderr: only on a terminal and when colour is
+    allowed; otherwise progress is plain lines, so ``--no-color`` output holds no ESC at all."""
+    return color_allowed(no_color) and sys.stderr.isatty()
+
+
+def emit_report(text: str, output: Path | None) -> None:
+    """The report on stdout, or with ``-o FILE`` in FILE, written atomically (the previous report
+    kept as FILE.bak): the same bytes either way, ending in one newline."""
+    import typer
+
+    if not text.endswith("\n"):
+        text += "\n"
+    if output is None:
+        typer.echo(text, nl=False)
+        return
+    from flinktune.config.writer import write_file_atomic
+
+    write_file_atomic(output, text.encode("utf-8"))
 
 
 @contextlib.contextmanager
-def stage_progress(command: str, *, enabled: bool = True) -> Iterator[Callable[[str], None]]:
+def stage_progress(command: str, *, enabled: bool = True,
+                   live: bool = True) -> Iterator[Callable[[str], None]]:
     """Progress for long work, always on stderr (stdout holds the report): a rich status line on
-    a terminal, plain ``flinktune <command>: <stage>`` lines otherwise, nothing when disabled
-    (--quiet). Yields the function that reports a stage."""
+    a terminal (unless ``live`` is False: --no-color), plain ``flinktune <command>: <stage>`` lines
+    otherwise, nothing when disabled (--quiet). Yields the function that reports a stage."""
     if not enabled:
         yield lambda _stage: None
         return
-    if sys.stderr.isatty():
+    if live and sys.stderr.isatty():
         from rich.console import Console
 
         with Console(stderr=True).status(f"flinktune {command}") as status:

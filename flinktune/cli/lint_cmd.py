@@ -17,11 +17,13 @@ def lint(
         help="Config files, folders (searched recursively) or globs.")],
     flink_version: Annotated[str | None, typer.Option(
         "--flink-version", metavar="X.Y",
-        help="Target Flink version; default: what the file says, else 1.20.")] = None,
+        help="Target Flink version; default: what the file states (comment, spec.flinkVersion), the "
+             "project config's, what its keys imply, else 1.20 (docs/lint.md).")] = None,
     output_format: Annotated[str, typer.Option("--format", "-f", help=_FORMAT_HELP)] = "auto",
     fail_on: Annotated[str | None, typer.Option(
         "--fail-on", metavar="error|warning|info",
-        help="Exit 1 when a finding is at or above this severity (default: warning).")] = None,
+        help="Exit 1 when a finding is at or above this severity (default: the project config's "
+             "fail-on, else warning).")] = None,
     rules: Annotated[list[Path] | None, typer.Option(
         "--rules", metavar="DIR", help="Extra rule folder (repeatable).")] = None,
     no_bundled_rules: Annotated[bool, typer.Option(
@@ -61,7 +63,11 @@ def lint(
         "--output", "-o", metavar="FILE", help="Write the report to FILE.")] = None,
     verbose: Annotated[bool, typer.Option(
         "--verbose", "-v", help="Show why, references and the Flink version used.")] = False,
-    no_color: Annotated[bool, typer.Option("--no-color", help="Plain text without colour.")] = False,
+    no_color: Annotated[bool, typer.Option(
+        "--no-color", help="No ANSI colours (also: NO_COLOR set, or stdout not a terminal).")] = False,
+    quiet: Annotated[bool, typer.Option(
+        "--quiet", "-q",
+        help="No notes on stderr (versions assumed, baseline written); errors only.")] = False,
 ) -> None:
     """Lint Flink configuration files: flink-conf.yaml, config.yaml, FlinkDeployment manifests, ConfigMaps."""
     # `flinktune lint` usually arrives via flinktune.cli.app.main's typer-free route (lint_run.py);
@@ -74,7 +80,7 @@ def lint(
         write_baseline=write_baseline, fix=fix, follow_symlinks=follow_symlinks,
         select=tuple(select or ()), ignore=tuple(ignore or ()), parallelism=parallelism, slots=slots,
         taskmanagers=taskmanagers, exchanges=exchanges, plan=plan, output=output, verbose=verbose,
-        no_color=no_color,
+        no_color=no_color, quiet=quiet,
     )
     code = run_lint(args, out=lambda text: typer.echo(text, nl=False),
                     err=lambda line: typer.echo(line, err=True))

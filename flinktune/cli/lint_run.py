@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, NamedTuple
 from flinktune.cli.common import (
     EXIT_BAD_INPUT,
     EXIT_OK,
+    announce_interrupted,
     interrupted_exit_code,
     json_output,
     newer_than_catalog_note,
@@ -58,6 +59,7 @@ class LintArgs(NamedTuple):
     output: Path | None = None
     verbose: bool = False
     no_color: bool = False
+    quiet: bool = False
 
 
 # The lint command's options: flag spelling -> (LintArgs field, kind). Kinds: "flag" (no value),
@@ -86,6 +88,8 @@ OPTIONS: dict[str, tuple[str, str]] = {
     "--verbose": ("verbose", "flag"),
     "-v": ("verbose", "flag"),
     "--no-color": ("no_color", "flag"),
+    "--quiet": ("quiet", "flag"),
+    "-q": ("quiet", "flag"),
 }
 
 
@@ -174,10 +178,8 @@ def run_lint(args: LintArgs, *, out: Callable[[str], None] | None = None,
         write_err(f"flinktune: error: {' '.join(error.one_line().split())}")
         return EXIT_BAD_INPUT
     except KeyboardInterrupt as stop:
-        import signal
-
         code = interrupted_exit_code(getattr(stop, "signum", None))
-        write_err(f"flinktune: interrupted by {signal.Signals(code - 128).name}")
+        announce_interrupted(code, write=write_err)
         return code
 
 
@@ -232,10 +234,12 @@ def _run(args: LintArgs, out: Callable[[str], None], err: Callable[[str], None])
         env=env,
         fix=args.fix,
     )
+    # --quiet: errors only on stderr; the notes below go to ``note``, which drops them.
+    note_line = (lambda _line: None) if args.quiet else err
     for stated in (options.flink_version, options.project_flink_version):
         note = newer_than_catalog_note(stated)
         if note:
-            err(note)
+            note_line(note)
             break
     try:
         result = lint_paths(list(args.files), options)
@@ -258,12 +262,12 @@ def _run(args: LintArgs, out: Callable[[str], None], err: Callable[[str], None])
         out(text)
     for problem in result.problems:
         err(f"flinktune: error: {visible(problem.one_line())}")
-    _note_assumed_versions(result, err)
+    _note_assumed_versions(result, note_line)
     if args.write_baseline is not None:
         from flinktune.lint.baseline import write_baseline
 
         count = write_baseline(result.all_findings, args.write_baseline)
-        err(f"flinktune: wrote {count} findings to the baseline {args.write_baseline}")
+        note_line(f"flinktune: wrote {count} findings to the baseline {args.write_baseline}")
         return EXIT_BAD_INPUT if result.problems else EXIT_OK
     return result.exit_code(threshold)
 

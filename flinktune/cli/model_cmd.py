@@ -7,7 +7,7 @@ from typing import Annotated, Any
 
 import typer
 
-from flinktune.cli.common import EXIT_OK, guarded
+from flinktune.cli.common import EXIT_OK, emit_report, guarded
 
 # (option name, help) for every model parameter; values are text so they can carry units.
 _PARAM_OPTIONS = (
@@ -40,7 +40,8 @@ def model(
     taskmanagers: Annotated[str | None, typer.Option(
         "--taskmanagers", help="TaskManagers (default ceil(parallelism / slots)).")] = None,
     exchanges: Annotated[str | None, typer.Option(
-        "--exchanges", help="All-to-all exchanges in the job (default 1).")] = None,
+        "--exchanges", help="All-to-all exchanges in the job (default 1; with --config, what lint and "
+        "recommend assume: a pessimistic 3).")] = None,
     segment_size: Annotated[str | None, typer.Option(
         "--segment-size", help="Network buffer size, e.g. 32kb (default 32kb).")] = None,
     buffers_per_channel: Annotated[str | None, typer.Option(
@@ -68,7 +69,9 @@ def model(
     hot_channels: Annotated[str | None, typer.Option(
         "--hot-channels", help="Channels of a gate with backlog (skew) (default all).")] = None,
     flink_version: Annotated[str | None, typer.Option(
-        "--flink-version", metavar="X.Y", help="Flink version (default the config's, else 1.20).")] = None,
+        "--flink-version", metavar="X.Y",
+        help="Flink version (default: the profile's, else the --config file's as lint reads it, else 1.20).")
+    ] = None,
     profile: Annotated[Path | None, typer.Option(
         "--profile", metavar="FILE", help="YAML file of parameter: value pairs (flags override it).")] = None,
     config: Annotated[Path | None, typer.Option(
@@ -81,6 +84,18 @@ def model(
     show: Annotated[str | None, typer.Option(
         "--show", metavar="Q1,Q2", help="Quantities shown as columns in a sweep.")] = None,
     output_format: Annotated[str, typer.Option("--format", "-f", help="text or json.")] = "text",
+    output: Annotated[Path | None, typer.Option(
+        "--output", "-o", metavar="FILE", help="Write the report to FILE (atomically) instead of stdout.")
+    ] = None,
+    verbose: Annotated[bool, typer.Option(
+        "--verbose", "-v", help="Also say where every input came from (flag, profile, config line, "
+        "default), in the text report.")] = False,
+    quiet: Annotated[bool, typer.Option(
+        "--quiet", "-q", help="Errors only on stderr (model prints no progress or notes there anyway; "
+        "accepted as in every command).")] = False,
+    no_color: Annotated[bool, typer.Option(
+        "--no-color", help="No ANSI colours (the model's report never has any; accepted as in every "
+        "command).")] = False,
 ) -> None:
     """What-if: credit, RTT, bandwidth, buffer timeout and network memory of Flink's network stack."""
     flags = {
@@ -92,20 +107,25 @@ def model(
         "process-size": process_size, "network-memory": network_memory, "hot-channels": hot_channels,
     }
 
+    # The text report is plain (rich with no colour system) and model writes nothing on stderr
+    # but errors, so --no-color and --quiet change nothing here; they exist so that every command
+    # takes the same shared flags.
+    del quiet, no_color
+
     def run() -> int:
-        text = _run(flags, flink_version, profile, config, sweep, chart, show, output_format)
+        text = _run(flags, flink_version, profile, config, sweep, chart, show, output_format, verbose)
         if output_format == "json":
             from flinktune.cli.common import json_output
 
             text = json_output("model", [str(p) for p in (config, profile) if p is not None], text)
-        typer.echo(text, nl=not text.endswith("\n"))
+        emit_report(text, output)
         return EXIT_OK
 
     raise typer.Exit(guarded(run))
 
 
 def _run(flags: dict[str, str | None], flink_version: str | None, profile: Path | None, config: Path | None,
-         sweep: str | None, chart: str, show: str | None, output_format: str) -> str:
+         sweep: str | None, chart: str, show: str | None, output_format: str, verbose: bool = False) -> str:
     from flinktune.errors import UsageError
     from flinktune.model.sweep import PARAM_BY_NAME, evaluate, parse_param_value, parse_sweep
     from flinktune.situation import Environment, parse_parameters, read_profile
@@ -149,7 +169,23 @@ def _run(flags: dict[str, str | None], flink_version: str | None, profile: Path 
     quantities = evaluate(values, version)
     if output_format == "json":
         return _render_json(version, values, sources, notes, quantities, swept)
-    return _render_text(version, values, sources, notes, quantities, swept, chart, show)
+    origins = _origins(values, sources, env) if verbose else None
+    return _render_text(version, values, sources, notes, quantities, swept, chart, show, origins)
+
+
+def _origins(values: dict[str, Any], sources: dict[str, str], env: Any) -> list[str]:
+    """--verbose: where the version and every model input came from; inputs nobody set are the
+    model's defaults (docs/model.md), listed so the reader sees every number the formulas used."""
+    from flinktune.model.sweep import PARAMS
+
+    version_from = (sources.get("flink-version") or env.location("flink-version")
+                    or env.source("flink-version"))
+    out = [f"flink-version: {version_from or 'default'}"]
+    out.extend(f"{name}: {sources.get(name, 'flag')}" for name in values)
+    defaults = [p.name for p in PARAMS if p.name not in values]
+    if defaults:
+        out.append(f"defaults (docs/model.md): {', '.join(defaults)}")
+    return out
 
 
 # Environment parameters that are model parameters of the same name and unit.
@@ -314,7 +350,7 @@ def _scalar(value: Any) -> Any:
 
 def _render_text(version: Any, values: dict[str, Any], sources: dict[str, str], notes: list[str],
                  quantities: dict[str, Any], swept: tuple[str, Any] | None, chart: str,
-                 show: str | None) -> str:
+                 show: str | None, origins: list[str] | None = None) -> str:
     import io
 
     import numpy as np
@@ -331,6 +367,10 @@ def _render_text(version: Any, values: dict[str, Any], sources: dict[str, str], 
                        if np.ndim(v) == 0)
     if inputs:
         console.print(f"inputs: {inputs}")
+    if origins:
+        console.print("sources:")
+        for origin in origins:
+            console.print(f"  {origin}")
     for note in notes:
         console.print(f"note: {note}")
     if swept is None:

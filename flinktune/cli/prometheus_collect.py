@@ -69,6 +69,8 @@ def run_prometheus_collect(
     basic_auth_file: Path | None,
     ca_file: Path | None,
     overwrite: bool,
+    quiet: bool = False,
+    verbose: bool = False,
 ) -> None:
     def run() -> Any:
         from flinktune.collect.prometheus import PrometheusOptions, collect_prometheus, read_credentials
@@ -94,8 +96,14 @@ def run_prometheus_collect(
         )
 
         def on_chunk(done: int, total: int, rows: int) -> None:
+            if quiet:
+                return
             if sys.stderr.isatty():
-                typer.echo(f"\rchunk {done}/{total}, {rows} rows", err=True, nl=done == total)
+                # -v on a terminal: every chunk keeps its line instead of being redrawn.
+                typer.echo(f"\rchunk {done}/{total}, {rows} rows", err=True, nl=verbose or done == total)
+            elif verbose:
+                # Not a terminal: a line per chunk for a log, only when asked for (chunks can be many).
+                typer.echo(f"flinktune collect: chunk {done}/{total}, {rows} rows", err=True)
 
         return collect_prometheus(options, on_chunk=on_chunk)
 
@@ -110,7 +118,7 @@ def run_prometheus_collect(
     if result.stop_reason == "interrupted":
         summary = "stopped early: " + summary
     typer.echo(summary)
-    for note in result.notes:
+    for note in result.notes if not quiet else ():
         typer.echo(f"flinktune: note: {note}", err=True)
     if result.stop_reason == "interrupted":
         # The shared signal policy (cli/common.py): 130 for Ctrl-C, 143 for SIGTERM.

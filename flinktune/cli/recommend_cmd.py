@@ -58,8 +58,8 @@ def recommend(
         help="flink-conf.yaml, config.yaml or a FlinkDeployment manifest.")],
     flink_version: Annotated[str | None, typer.Option(
         "--flink-version", metavar="X.Y",
-        help="Target Flink version; default: the profile, the file (spec.flinkVersion, a "
-             "'# flinktune: flink-version=' comment), else 1.20.")] = None,
+        help="Target Flink version; default: the profile's, the file's (a '# flinktune: flink-version=' "
+             "comment, spec.flinkVersion), what its keys imply, else 1.20 (as lint).")] = None,
     rtt: Annotated[str | None, typer.Option(
         "--rtt", help="Round trip between TaskManagers, e.g. 2ms (default: 1ms, assumed, said so).")] = None,
     bandwidth: Annotated[str | None, typer.Option(
@@ -70,7 +70,8 @@ def recommend(
     slots: Annotated[str | None, typer.Option("--slots", help="Slots per TaskManager.")] = None,
     taskmanagers: Annotated[str | None, typer.Option("--taskmanagers", help="TaskManagers.")] = None,
     exchanges: Annotated[str | None, typer.Option(
-        "--exchanges", help="All-to-all exchanges in the job when no plan is given (default 1).")] = None,
+        "--exchanges", help="All-to-all exchanges in the job when no plan is given (default: a "
+        "pessimistic 3, see docs/recommend.md, 'The job graph').")] = None,
     record_size: Annotated[str | None, typer.Option(
         "--record-size", help="Serialized record size, e.g. 200b (default: measured with --metrics, else "
         "unknown).")] = None,
@@ -81,7 +82,9 @@ def recommend(
         "--latency-target", help="End-to-end latency target, e.g. 20ms (default: none).")] = None,
     skew: Annotated[str | None, typer.Option("--skew", help="Hottest channel's load over the mean.")] = None,
     workload: Annotated[str | None, typer.Option(
-        "--workload", metavar="streaming|batch", help="Default: from execution.runtime-mode.")] = None,
+        "--workload", metavar="streaming|batch",
+        help="Default: batch when execution.runtime-mode is BATCH or the plan's type is BATCH, else "
+             "streaming.")] = None,
     profile: Annotated[Path | None, typer.Option(
         "--profile", metavar="FILE", help="YAML mapping of the options above (flags win).")] = None,
     metrics: Annotated[list[str] | None, typer.Option(
@@ -94,15 +97,27 @@ def recommend(
     write: Annotated[bool, typer.Option(
         "--write", help="Apply the changes to FILE (backup FILE.bak).")] = False,
     output: Annotated[Path | None, typer.Option(
-        "--output", "-o", metavar="FILE", help="Write the recommended config to FILE instead.")] = None,
+        "--output", "-o", metavar="FILE",
+        help="Write the recommended config (not the report: that stays on stdout) to FILE instead of "
+             "editing FILE; atomic.")] = None,
     output_format: Annotated[str, typer.Option(
         "--format", "-f", help="text, json or html (one self-contained page).")] = "text",
     follow_symlinks: Annotated[bool, typer.Option(
         "--follow-symlinks", help="Let --write write through a symlink into another folder.")] = False,
     quiet: Annotated[bool, typer.Option(
-        "--quiet", "-q", help="No progress or notes on stderr (with --metrics); errors only.")] = False,
+        "--quiet", "-q", help="No progress (--metrics) and no notes ('wrote ...') on stderr; errors only.")
+    ] = False,
+    verbose: Annotated[bool, typer.Option(
+        "--verbose", "-v", help="Also say on stderr which Flink version each document was judged by and "
+        "why; with --metrics, show Spark's own log.")] = False,
+    no_color: Annotated[bool, typer.Option(
+        "--no-color", help="No ANSI colours (recommend's report never has any; accepted as in every "
+        "command).")] = False,
 ) -> None:
     """Recommend network-stack settings for a Flink config, with the model's numbers and a diff."""
+
+    # The report is plain text, JSON or HTML, never ANSI-coloured: --no-color has nothing to turn off.
+    del no_color
 
     def run() -> int:
         from flinktune.errors import UsageError
@@ -127,8 +142,12 @@ def recommend(
             env = read_profile(profile).apply(env)
         env = env.with_values(parse_parameters(flags), "flag")
         plan_data = _load_plan(plan) if plan is not None else None
+        if verbose and metrics:
+            import os
+
+            os.environ["FLINKTUNE_SPARK_VERBOSE"] = "1"  # as analyze -v: Spark's own log on stderr
         return _run(file, env, plan_data, plan, metrics or [], write, output, fmt, follow_symlinks,
-                    margins=_margins(headroom), quiet=quiet)
+                    margins=_margins(headroom), quiet=quiet, verbose=verbose)
 
     code = guarded(run)
     raise typer.Exit(code)
@@ -152,12 +171,12 @@ def _margins(headroom: str | None) -> Any:
 
 def _run(file: Path, env: Environment, plan_data: dict[str, Any] | None, plan_path: Path | None,
          metrics: list[str], write: bool, output: Path | None, fmt: str, follow_symlinks: bool,
-         margins: Any = None, quiet: bool = False) -> int:
+         margins: Any = None, quiet: bool = False, verbose: bool = False) -> int:
     from flinktune.advise.engine import recommend_text
     from flinktune.config.textio import read_text_file
     from flinktune.lint.suppress import parse_directives
     from flinktune.report.recommend import render_recommendation_json, render_recommendation_text
-    from flinktune.situation import detect_version
+    from flinktune.situation import detect_version, resolve_version
 
     decoded = read_text_file(file)
     text = decoded.text
@@ -168,8 +187,23 @@ def _run(file: Path, env: Environment, plan_data: dict[str, Any] | None, plan_pa
         if beside is not None:
             plan_path, plan_data = beside, _load_plan(beside)
 
+    def note(line: str) -> None:
+        # --quiet: errors only; every other line on stderr is a note.
+        if not quiet:
+            typer.echo(line, err=True)
+
+    said: set[tuple[str | None, str]] = set()
+
     def version_of(document: Any) -> Any:
-        return detect_version(document, flag=env.flink_version, directive=directive)[0]
+        version = detect_version(document, flag=env.flink_version, directive=directive)[0]
+        if verbose and (document.name, str(version)) not in said:
+            # What lint -v prints in its report, here on stderr (recommend's JSON/HTML stay as they are).
+            said.add((document.name, str(version)))
+            found = resolve_version(document, flag=env.flink_version, directive=directive,
+                                    flag_source=env.source("flink-version") or "flag")
+            name = f" ({document.name})" if document.name else ""
+            note(f"flinktune: {file}{name}: recommendations for Flink {version} ({found.describe()})")
+        return version
 
     # The HTML report draws the analysis too: the analysis result is kept for it.
     analyses: list[Any] | None = [] if fmt == "html" else None
@@ -207,19 +241,19 @@ def _run(file: Path, env: Environment, plan_data: dict[str, Any] | None, plan_pa
                     typer.echo("\n" + patch, nl=False)
     if current == text:
         if write or output is not None:
-            typer.echo("flinktune: nothing to change", err=True)
+            note("flinktune: nothing to change")
         if output is not None:
             _write(output, decoded.encode(current), None, follow_symlinks)
         return EXIT_OK
     if write:
         backup = _write(file, decoded.encode(current), ".bak", follow_symlinks)
-        typer.echo(f"flinktune: wrote {file}" + (f" (backup {backup})" if backup else ""), err=True)
+        note(f"flinktune: wrote {file}" + (f" (backup {backup})" if backup else ""))
     elif output is not None:
         _write(output, decoded.encode(current), None, follow_symlinks)
-        typer.echo(f"flinktune: wrote the recommended config to {output}", err=True)
+        note(f"flinktune: wrote the recommended config to {output}")
     if (write or output is not None) and any(c.action == "manual" for r in recs for c in r.changes):
-        typer.echo("flinktune: note: some changes are outside the config and must be made by hand "
-                   "(see 'by hand' above)", err=True)
+        note("flinktune: note: some changes are outside the config and must be made by hand "
+             "(see 'by hand' above)")
     return EXIT_OK
 
 

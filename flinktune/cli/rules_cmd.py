@@ -4,11 +4,22 @@ from __future__ import annotations
 
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from flinktune.cli.common import EXIT_BAD_INPUT, EXIT_FINDINGS, EXIT_OK, fail, guarded, json_output
+from flinktune.cli.common import (
+    EXIT_BAD_INPUT,
+    EXIT_FINDINGS,
+    EXIT_OK,
+    emit_report,
+    fail,
+    guarded,
+    json_output,
+)
+
+if TYPE_CHECKING:
+    from flinktune.rules.ruleset import RuleSet
 
 
 class ListFormat(StrEnum):
@@ -29,18 +40,32 @@ def register(app: typer.Typer) -> None:
         format: Annotated[ListFormat, typer.Option(
             "--format", "-f", help="text, json or markdown.")] = ListFormat.TEXT,
         rules: RulesOption = None,
+        output: Annotated[Path | None, typer.Option(
+            "--output", "-o", metavar="FILE",
+            help="Write the report to FILE (atomically) instead of stdout.")] = None,
+        verbose: Annotated[bool, typer.Option(
+            "--verbose", "-v", help="Text: also why each rule exists and the file it comes from "
+            "(json and markdown always have both).")] = False,
+        quiet: Annotated[bool, typer.Option(
+            "--quiet", "-q", help="Errors only on stderr (rules list prints nothing else there; "
+            "accepted as in every command).")] = False,
+        no_color: Annotated[bool, typer.Option(
+            "--no-color", help="No ANSI colours (the list never has any; accepted as in every "
+            "command).")] = False,
     ) -> None:
         """List every rule (bundled plus --rules folders)."""
         from flinktune.rules import load_rules
         from flinktune.rules.describe import render_list_json, render_list_text, render_markdown
 
+        # Nothing here writes colour or stderr notes; the flags exist so every command takes them.
+        del quiet, no_color
         ruleset = guarded(lambda: load_rules(extra_dirs=tuple(rules or ())))
-        render = {ListFormat.TEXT: render_list_text, ListFormat.JSON: render_list_json,
-                  ListFormat.MARKDOWN: render_markdown}[format]
+        render = {ListFormat.TEXT: _list_text_verbose if verbose else render_list_text,
+                  ListFormat.JSON: render_list_json, ListFormat.MARKDOWN: render_markdown}[format]
         text = render(ruleset)
         if format == ListFormat.JSON:
             text = json_output("rules", [str(r) for r in rules or ()], text)
-        typer.echo(text, nl=False)
+        guarded(lambda: emit_report(text, output))
 
     @rules_app.command("explain")
     def explain(
@@ -69,6 +94,29 @@ def register(app: typer.Typer) -> None:
         raise typer.Exit(_check([*(dirs or ()), *(rules or ())]))
 
     app.add_typer(rules_app, name="rules")
+
+
+def _list_text_verbose(ruleset: RuleSet) -> str:
+    """``rules list -v``: the plain list with, after each rule's lines, why it exists and its file."""
+    import textwrap
+
+    from flinktune.rules.describe import render_list_text
+
+    extra = {rule.code: [*textwrap.wrap("why: " + " ".join(rule.why.split()), 100,
+                                        initial_indent=" " * 8, subsequent_indent=" " * 13,
+                                        break_on_hyphens=False),
+                         f"        from: {rule.source}"]
+             for rule in ruleset}
+    out: list[str] = []
+    pending: list[str] = []
+    for line in render_list_text(ruleset).splitlines():
+        if line and not line[0].isspace():
+            # A rule's first line (its code at column 0) or the closing count: the previous rule ends.
+            out.extend(pending)
+            pending = extra.get(line.split(maxsplit=1)[0], [])
+        out.append(line)
+    out.extend(pending)
+    return "\n".join(out) + "\n"
 
 
 def _check(paths: list[Path]) -> int:

@@ -122,7 +122,7 @@ class PrometheusClient:
         self.retry = retry or RetryPolicy()
         self.credentials = credentials
         self._sleep = sleep
-        handlers: list[Any] = [urllib.request.ProxyHandler({})]
+        handlers: list[Any] = [urllib.request.ProxyHandler({}), _NoRedirect()]
         if parsed.scheme == "https":
             try:
                 context = ssl.create_default_context(cafile=str(ca_file) if ca_file else None)
@@ -195,6 +195,14 @@ class PrometheusClient:
         if document["status"] != "success":
             raise CollectError(f"Prometheus refused {url}: {document.get('error') or document.get('status')}")
         return document
+
+
+class _NoRedirect(urllib.request.HTTPRedirectHandler):
+    """Redirects are refused (an HTTP error naming the status): urllib would follow a 302 with the
+    Authorization header to whatever host it names, and Prometheus's API never redirects."""
+
+    def redirect_request(self, req: Any, fp: Any, code: int, msg: str, headers: Any, newurl: str) -> None:
+        return None
 
 
 def _prometheus_error(body: bytes) -> str:

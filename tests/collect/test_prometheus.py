@@ -388,6 +388,53 @@ def test_auth_failure_then_token_from_env(replay, tmp_path, monkeypatch):
     assert _collect(replay, tmp_path / "dump2", "--token-file", str(token_file)).exit_code == 0
 
 
+def test_a_redirect_is_refused_and_the_token_stays_home(tmp_path, monkeypatch):
+    """urllib follows a 302 to any host with every header; the collector must not: the token would
+    reach whatever server the redirect names."""
+    seen: list[str | None] = []
+
+    class Elsewhere(BaseHTTPRequestHandler):
+        def log_message(self, *args: object) -> None:
+            pass
+
+        def do_GET(self) -> None:
+            seen.append(self.headers.get("Authorization"))
+            self.send_response(200)
+            self.end_headers()
+
+        do_POST = do_GET
+
+    other = ThreadingHTTPServer(("127.0.0.1", 0), Elsewhere)
+    target = f"http://127.0.0.1:{other.server_address[1]}/api/v1/series"
+
+    class Redirecting(BaseHTTPRequestHandler):
+        def log_message(self, *args: object) -> None:
+            pass
+
+        def do_POST(self) -> None:
+            self.send_response(302)
+            self.send_header("Location", target)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+    home = ThreadingHTTPServer(("127.0.0.1", 0), Redirecting)
+    threads = [threading.Thread(target=srv.serve_forever, daemon=True) for srv in (other, home)]
+    for t in threads:
+        t.start()
+    try:
+        monkeypatch.setenv("FLINKTUNE_PROMETHEUS_TOKEN", "s3cret")
+        out = tmp_path / "dump"
+        result = runner.invoke(app, ["collect", "--prometheus", f"http://127.0.0.1:{home.server_address[1]}",
+                                     "--last", "1h", "--retries", "1", "-o", str(out)])
+        line = _one_error_line(result)
+        assert "HTTP 302" in line and "s3cret" not in line
+        assert seen == [] and not out.exists()
+    finally:
+        for srv in (other, home):
+            srv.shutdown()
+            srv.server_close()
+
+
 def test_failure_mid_pull_leaves_nothing(replay, tmp_path):
     """Auth lost after discovery (a token expiring): the parts written so far are removed."""
     out = tmp_path / "dump"

@@ -31,7 +31,7 @@ from flinktune.versions import parse_version
 
 EXAMPLES = int(os.environ.get("FLINKTUNE_PROPERTY_EXAMPLES", "2000"))
 RULES = load_rules()
-VERSIONS = ("1.13", "1.15", "1.16", "1.17", "1.18", "1.19", "1.20", "2.0", "2.1")
+VERSIONS = ("1.13", "1.14", "1.15", "1.16", "1.17", "1.18", "1.19", "1.20", "2.0", "2.1", "2.2", "2.3")
 MEMORY_ERRORS = {"FTC011", "FTC012", "FTC013", "FTC050"}
 NETWORK = {"FTC030", "FTC034"}
 _TMP = Path(tempfile.mkdtemp(prefix="flinktune-agreement-"))
