@@ -116,8 +116,10 @@ def test_a_working_job_near_its_limit_keeps_working(how, near_limit, flink_clust
         assert "buffers-per-channel" not in after, report      # no evidence: credits stay at the default
     state, error, rate_after, _plan = _run(flink_cluster, jar_id, config, f"near-limit-{how}")
     assert state == "RUNNING", f"{how}: recommend broke a working job: {error[:400]}\n{report}"
-    if rate_before > 0:      # the REST counter was read (it is not always, right after a start)
-        assert rate_after >= rate_before * (1 - NOISE), (how, rate_before, rate_after)
+    # The source is rate-limited and nothing is back-pressured: the job must still carry what it is
+    # offered (two runs of the same job measure 2,000-2,300 records/s here; the offered rate is the
+    # stable reference).
+    assert rate_after >= RATE * (1 - NOISE), (how, rate_before, rate_after)
     print(f"closed loop, near the limit, {how}: source {rate_before:.0f} -> {rate_after:.0f} records/s")
 
 
@@ -138,16 +140,16 @@ def test_a_job_that_fails_for_lack_of_buffers_runs_after_the_fix(with_plan, flin
     name = f"failing-fixed-{'plan' if with_plan else 'bound'}"
     state, error, rate, _plan = _run(flink_cluster, jar_id, config, name)
     assert state == "RUNNING", f"the fix still fails: {error[:400]}\n{report}"
-    if near_limit[1] > 0:
-        assert rate >= near_limit[1] * (1 - NOISE)
+    assert rate >= RATE * (1 - NOISE), rate
 
 
 # --- slow sink with checkpoints every few seconds ---------------------------------------------------
-# p=4 on 2 x 2 slots (test_scenarios.py's slow sink): SinkWork pauses 1 ms per record, everything
+# p=4 on 2 x 2 slots (test_scenarios.py's slow sink): SinkWork pauses 250 us per record, everything
 # upstream is back-pressured, aligned checkpoints every 3 s wait behind the in-flight data.
 
 CHECKPOINT_MS = 3000
-SLOW = {"rate": 20000, "sink_pause_us": 1000, "checkpoint_ms": CHECKPOINT_MS}
+# SinkWork takes ~3,500 records/s per subtask (a 250 us pause), the source offers 20,000 in all.
+SLOW = {"rate": 20000, "sink_pause_us": 250, "checkpoint_ms": CHECKPOINT_MS}
 PREDICTION_FACTOR = 3      # docs/recommend.md, "Predictions" (measured 1.3x-1.9x)
 
 
@@ -235,7 +237,7 @@ def test_flink_2x_closed_loop(flink2_cluster, jar2_id, flinktune_cli, e2e2_dir) 
     assert "buffers-per-channel" not in after and "floating-buffers" not in after, report
     state, error, rate_after, _plan = _run(flink2_cluster, jar2_id, near, "2x-near-after")
     assert state == "RUNNING", f"recommend broke a working 2.x job: {error[:400]}\n{report}"
-    assert rate_after >= rate_before * (1 - NOISE), (rate_before, rate_after)
+    assert rate_after >= RATE * (1 - NOISE), (rate_before, rate_after)
     # A job that fails for lack of buffers runs after the fix sized for the bound (no plan).
     failing = _write_config(flink2_cluster, folder / "failing", 200)
     state, error, _rate, _plan = _run(flink2_cluster, jar2_id, failing, "2x-failing-before")
@@ -244,6 +246,6 @@ def test_flink_2x_closed_loop(flink2_cluster, jar2_id, flinktune_cli, e2e2_dir) 
     assert "taskmanager.memory.network.min" in after, report
     state, error, rate, _plan = _run(flink2_cluster, jar2_id, failing, "2x-failing-fixed")
     assert state == "RUNNING", f"the 2.x fix still fails: {error[:400]}\n{report}"
-    assert rate >= rate_before * (1 - NOISE), (rate_before, rate)
+    assert rate >= RATE * (1 - NOISE), (rate_before, rate)
     print(f"closed loop on Flink {version}: near the limit {rate_before:.0f} -> {rate_after:.0f} records/s; "
           f"failing job fixed, {rate:.0f} records/s")

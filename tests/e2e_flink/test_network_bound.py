@@ -122,7 +122,10 @@ def loop(namespaces: tuple[str, str], flink_home: Path) -> dict:
     summary = json.loads(stdout.strip().splitlines()[-1])
     if "skip" in summary:
         pytest.skip(f"network-bound closed loop skipped: {summary['skip']}")
-    print("network-bound closed loop:", json.dumps({k: summary[k] for k in ("before", "after")}))
+    changes = [f"{c['new_key'] or c['key']}: {c['current']} -> {c['recommended']}"
+               for c in summary["recommendation"]["changes"]]
+    print("network-bound closed loop:", json.dumps({k: summary[k] for k in ("before", "after")}),
+          "changes:", changes or "none")
     return summary
 
 
