@@ -461,8 +461,11 @@ def analyze(
             prescanned = pending.result()
         result = run_analysis(session, options, progress, prescanned)
     except Exception:
-        if session is not None:
-            after_run(session)
+        # A run that failed starts no background work: its class list is dropped, and the next
+        # run that succeeds records one and starts the archive build (and says so).
+        from flinktune.analysis import class_cache
+
+        class_cache.drop_recording(class_cache.locate())
         raise
     except BaseException:
         # Ctrl-C / SIGTERM: end the JVM this run started (and its temp folders); no cache build.

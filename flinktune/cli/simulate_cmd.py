@@ -67,9 +67,9 @@ def register(app: typer.Typer) -> None:
             fold = False if reference else None
             runs: list[tuple[str, SimResult]] = []
             written = ""
+            # Read and validate before any progress line: bad input is one line on stderr.
+            loaded = load_scenario(scenario)
             with stage_progress("simulate", enabled=not quiet, live=live_stderr(no_color)) as say:
-                say(f"reading {scenario}")
-                loaded = load_scenario(scenario)
                 if parsed is None:
                     say(f"simulating {loaded.name} ({loaded.duration:g}s)")
                     runs.append((loaded.name, run_scenario(loaded, np.random.default_rng(seed), fold=fold)))
