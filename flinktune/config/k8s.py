@@ -5,6 +5,10 @@
   becomes the document's ``version_hint``.
 - ``ConfigMap``: ``data["flink-conf.yaml"]`` (legacy flat format) or ``data["config.yaml"]``
   (standard YAML) is parsed as that file; line numbers point into the manifest.
+- The official Flink image a manifest runs (``image: flink:1.18-scala_2.12-java11``, also
+  ``apache/flink:...`` and registry mirrors of either) names the Flink version and the JDK: a
+  document without ``spec.flinkVersion`` takes the version from it (when every such image agrees),
+  and the JDK tag tells which JVM options exist.
 
 A file may hold several YAML documents (``---``); each Flink configuration found becomes one
 ``ConfigDocument``; other kinds (Namespace, Deployment, Service, ...) are skipped.
@@ -12,6 +16,7 @@ A file may hold several YAML documents (``---``); each Flink configuration found
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, replace
 
 from yaml.nodes import MappingNode, Node, ScalarNode
@@ -30,6 +35,11 @@ from flinktune.config.yaml_config import (
 )
 
 FLINK_KINDS = ("FlinkDeployment", "FlinkSessionJob")
+# The official image's tags (hub.docker.com/_/flink, apache/flink): X.Y[.Z][-scala_2.12][-javaNN].
+# Only a repository named exactly "flink" counts: a job image (my-org/flink-job:1.0) or the operator
+# (flink-kubernetes-operator:1.9.0) says nothing about the Flink version the job runs.
+_FLINK_IMAGE = re.compile(
+    r"^(?:[^\s/]+/)*flink:(?P<version>\d+\.\d+)(?:\.\d+)?(?:-scala_\d+\.\d+)?(?:-java(?P<jdk>\d+))?$")
 # data keys of a ConfigMap that hold a Flink config file, and how Flink reads each.
 EMBEDDED_FILES = {"flink-conf.yaml": ConfigFormat.FLAT, "config.yaml": ConfigFormat.YAML}
 
@@ -46,6 +56,8 @@ class ManifestTarget:
     version_hint: str | None = None
     data_key: str | None = None                       # ConfigMap data key ("flink-conf.yaml")
     data_pair: tuple[Node, Node] | None = None        # ConfigMap data.<file> key/value
+    version_hint_source: str | None = None            # "image flink:1.18" (None: spec.flinkVersion)
+    jdk_hint: int | None = None
 
     @property
     def format(self) -> ConfigFormat:
@@ -63,8 +75,44 @@ def is_manifest_root(node: Node) -> bool:
             and mapping_get(node, "kind") is not None)
 
 
+def _images(node: Node) -> list[str]:
+    """Every ``image:`` scalar anywhere below ``node`` (containers, podTemplates, spec.image)."""
+    found: list[str] = []
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, MappingNode):
+            for key, value in current.value:
+                if _scalar(key) == "image" and _scalar(value):
+                    found.append(str(_scalar(value)).strip())
+                else:
+                    stack.append(value)
+        elif isinstance(current.value, list):
+            stack.extend(item for item in current.value if isinstance(item, Node))
+    return found
+
+
+def image_hints(roots: list[Node]) -> tuple[str | None, str | None, int | None]:
+    """(version, the image it came from, JDK) from the official Flink images the manifest runs; the
+    version only when they all name the same one, the JDK likewise."""
+    versions: dict[str, str] = {}
+    jdks: set[int] = set()
+    for root in roots:
+        for image in _images(root):
+            match = _FLINK_IMAGE.match(image)
+            if match is None:
+                continue
+            versions.setdefault(match.group("version"), image)
+            if match.group("jdk"):
+                jdks.add(int(match.group("jdk")))
+    version = next(iter(versions)) if len(versions) == 1 else None
+    return version, versions.get(version) if version else None, next(iter(jdks)) if len(jdks) == 1 else None
+
+
 def find_targets(roots: list[Node]) -> list[ManifestTarget]:
     """Every Flink configuration in the documents, in file order."""
+    image_version, image, jdk = image_hints(roots)
+    from_image = f"image {image}" if image else None
     targets: list[ManifestTarget] = []
     for root in roots:
         if not isinstance(root, MappingNode):
@@ -78,8 +126,10 @@ def find_targets(roots: list[Node]) -> list[ManifestTarget]:
             spec = mapping_get(root, "spec")
             conf = mapping_get(spec[1], "flinkConfiguration") if spec else None
             version = mapping_get(spec[1], "flinkVersion") if spec else None
+            stated = _scalar(version[1]) if version else None
             targets.append(ManifestTarget(kind=kind, name=name, root=root, spec_pair=spec, conf_pair=conf,
-                                          version_hint=_scalar(version[1]) if version else None))
+                                          version_hint=stated or image_version,
+                                          version_hint_source=None if stated else from_image, jdk_hint=jdk))
         elif kind == "ConfigMap":
             data = mapping_get(root, "data")
             if data is None or not isinstance(data[1], MappingNode):
@@ -88,7 +138,9 @@ def find_targets(roots: list[Node]) -> list[ManifestTarget]:
                 pair = mapping_get(data[1], data_key)
                 if pair is not None:
                     targets.append(ManifestTarget(kind="ConfigMap", name=name, root=root,
-                                                  data_key=data_key, data_pair=pair))
+                                                  data_key=data_key, data_pair=pair,
+                                                  version_hint=image_version, version_hint_source=from_image,
+                                                  jdk_hint=jdk))
     return targets
 
 
@@ -117,7 +169,8 @@ def _read_deployment(target: ManifestTarget, text: str, file: str) -> ConfigDocu
                                       "spec.flinkConfiguration is not a mapping of option: value",
                                       file, node_line(conf_key)))
     return ConfigDocument(path=file, format=ConfigFormat.DEPLOYMENT, entries=entries,
-                          issues=tuple(issues), name=target.name, version_hint=target.version_hint)
+                          issues=tuple(issues), name=target.name, version_hint=target.version_hint,
+                          version_hint_source=target.version_hint_source, jdk_hint=target.jdk_hint)
 
 
 def _read_configmap(target: ManifestTarget, file: str) -> ConfigDocument:
@@ -129,7 +182,8 @@ def _read_configmap(target: ManifestTarget, file: str) -> ConfigDocument:
         issue = ConfigIssue("malformed-manifest", f"data.{target.data_key} is not a text block", file,
                             key_line)
         return ConfigDocument(path=file, format=ConfigFormat.CONFIGMAP, entries=(), issues=(issue,),
-                              name=target.name, embedded=inner_format)
+                              name=target.name, embedded=inner_format, version_hint=target.version_hint,
+                              version_hint_source=target.version_hint_source, jdk_hint=target.jdk_hint)
     inner = value_node.value
     first = embedded_first_line(value_node)
     start = first if first is not None else key_line
@@ -144,7 +198,8 @@ def _read_configmap(target: ManifestTarget, file: str) -> ConfigDocument:
         entries = tuple(replace(e, line=key_line) for e in entries)
         issues = tuple(replace(i, line=key_line) for i in issues)
     return ConfigDocument(path=file, format=ConfigFormat.CONFIGMAP, entries=entries, issues=issues,
-                          name=target.name, embedded=inner_format)
+                          name=target.name, embedded=inner_format, version_hint=target.version_hint,
+                          version_hint_source=target.version_hint_source, jdk_hint=target.jdk_hint)
 
 
 # The targets of the last manifest composed: the situation (flinktune.situation.deployment) reads

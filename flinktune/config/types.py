@@ -49,6 +49,10 @@ class ConfigDocument:
     version_hint: str | None = None          # e.g. FlinkDeployment spec.flinkVersion "v1_20"
     # For a ConfigMap: the format of the embedded file (FLAT for flink-conf.yaml, YAML for config.yaml).
     embedded: ConfigFormat | None = None
+    # Where version_hint came from when not spec.flinkVersion ("image flink:1.18-java11"), and the
+    # JDK major version the manifest's official Flink image tag names (-java11, -java17).
+    version_hint_source: str | None = None
+    jdk_hint: int | None = None
 
     def get(self, key: str) -> ConfigEntry | None:
         """The effective entry for ``key``: the last one wins, as in Flink."""

@@ -66,14 +66,16 @@ class AppliedFix(Record):
 class FileVersion(Record):
     """Which Flink version a document was checked against, and why."""
 
-    __slots__ = _fields = ("file", "version", "source", "document")
+    __slots__ = _fields = ("file", "version", "source", "document", "detail")
     file: str
     version: FlinkVersion
-    source: str          # flag | file | project | config.yaml | default
+    source: str          # flag | comment | file | project | inferred | config.yaml | default
     document: str | None
+    detail: str          # what in the file said it ("spec.flinkVersion", "image flink:1.18", the keys)
 
-    def __init__(self, file: str, version: FlinkVersion, source: str, document: str | None = None) -> None:
-        _store(self, (file, version, source, document))
+    def __init__(self, file: str, version: FlinkVersion, source: str, document: str | None = None,
+                 detail: str = "") -> None:
+        _store(self, (file, version, source, document, detail))
 
 
 class LintOptions(Record):

@@ -7,6 +7,7 @@ other files are still linted; the CLI owns output and exit codes.
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -32,6 +33,9 @@ class _FileOutcome:
     suppressed: set[int] = field(default_factory=set)       # id() of raw findings silenced
     suppressed_count: int = 0
     read_ok: bool = False
+
+
+_COMMENT_MENTION = re.compile(rb"#[^\n]*?flink[\s:_-]*v?\d", re.IGNORECASE)
 
 
 def _read_documents(path: str, options: LintOptions) -> tuple[list[ConfigDocument], str, list[InputProblem]]:
@@ -61,7 +65,9 @@ def _read_documents(path: str, options: LintOptions) -> tuple[list[ConfigDocumen
     try:
         with open(path, "rb") as handle:
             raw = handle.read()
-        text = raw.decode("utf-8", errors="replace") if b"flinktune:" in raw else ""
+        # The text matters only for directives and for a comment naming the Flink version.
+        wanted = b"flinktune:" in raw or _COMMENT_MENTION.search(raw) is not None
+        text = raw.decode("utf-8", errors="replace") if wanted else ""
     except OSError:
         text = ""
     return documents, text, []
@@ -145,7 +151,8 @@ def _lint_file(path: str, ruleset: Any, options: LintOptions) -> _FileOutcome:
                                                  error.line))
             continue
         version = situation.flink_version
-        outcome.versions.append(FileVersion(path, version, situation.version.source, document.name))
+        outcome.versions.append(FileVersion(path, version, situation.version.source, document.name,
+                                            situation.version.detail or ""))
         try:
             found = list(evaluate_document(ruleset, document, version, env=_env(options),
                                            situation=situation))

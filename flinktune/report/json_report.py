@@ -32,7 +32,8 @@ def render_json(result: LintResult, *, tool_version: str = "") -> str:
         },
         "files": list(result.files),
         "versions": [
-            {"file": v.file, "document": v.document, "flink_version": str(v.version), "source": v.source}
+            {"file": v.file, "document": v.document, "flink_version": str(v.version), "source": v.source,
+             "detail": v.detail}
             for v in result.versions
         ],
         "findings": [finding_to_dict(f) for f in result.findings],

@@ -71,7 +71,8 @@ def render_text(result: LintResult, *, color: bool = False, verbose: bool = Fals
     if verbose:
         for fv in result.versions:
             name = f" ({fv.document})" if fv.document else ""
-            out.append(visible(f"{fv.file}{name}: checked against Flink {fv.version} ({fv.source})"))
+            why = f"{fv.source}: {fv.detail}" if fv.detail else fv.source
+            out.append(visible(f"{fv.file}{name}: checked against Flink {fv.version} ({why})"))
     for fix in result.fixes:
         where = f"{fix.file}:{fix.line}" if fix.line is not None else fix.file
         out.append(visible(f"{where}: fixed {fix.code}: {fix.description}"))

@@ -747,13 +747,16 @@ _JDK_IN_PATH = re.compile(
 
 
 def _jdk(ctx: RuleContext) -> object:
-    """The JDK major version the file shows (env.java.home such as /usr/lib/jvm/java-11-openjdk),
-    else 11 for Flink 2.x (it requires Java 11+), else null."""
+    """The JDK major version the file shows (env.java.home such as /usr/lib/jvm/java-11-openjdk, else
+    the official Flink image tag of the manifest, flink:1.18-java17), else 11 for Flink 2.x (it
+    requires Java 11+), else null."""
     home = _raw(ctx, "env.java.home")
     if isinstance(home, str):
         found = _JDK_IN_PATH.search(home)
         if found:
             return int(found.group(1))
+    if ctx.document is not None and ctx.document.jdk_hint is not None:
+        return ctx.document.jdk_hint
     return 11 if ctx.version >= FlinkVersion(2, 0) else None
 
 

@@ -325,14 +325,18 @@ def resolve_situation(document: ConfigDocument, *, text: str | None = None,
     ``document.path`` for a manifest when not given); ``directive`` the file's
     ``# flinktune: flink-version=`` value; ``environment`` what flags and profile said."""
     env = environment or Environment()
-    if directive is None and text is not None:
-        from flinktune.situation.version import version_directive
+    mentioned: tuple[tuple[FlinkVersion, int], ...] = ()
+    if text is not None:
+        from flinktune.situation.version import mentioned_versions, version_directive
 
-        found = version_directive(text)
-        directive = found[0] if found else None
+        if directive is None:
+            found = version_directive(text)
+            directive = found[0] if found else None
+        mentioned = mentioned_versions(text)
     flag_version = env.flink_version
     version = resolve_version(document, flag=flag_version, flag_source=env.source("flink-version") or "flag",
-                              directive=directive, project=project_version, catalog=catalog)
+                              directive=directive, project=project_version, catalog=catalog,
+                              mentioned=mentioned)
     spec = DeploymentSpec()
     if document.format in (ConfigFormat.DEPLOYMENT, ConfigFormat.CONFIGMAP):
         if text is None and Path(document.path).is_file():

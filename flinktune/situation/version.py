@@ -6,12 +6,14 @@ In order, the first that says wins:
 3. a FlinkDeployment's ``spec.flinkVersion`` (``v1_20``) or another version the reader found in
    the file -> ``file``;
 4. ``flink-version`` in the project config -> ``project``;
-5. inference from the content -> ``inferred`` (``infer_versions``): the file format (flat
+5. a version the file's comments name (``# settings for Flink 1.18``: ``mentioned_versions``), when
+   they name one only and the content fits it -> ``inferred``;
+6. inference from the content -> ``inferred`` (``infer_versions``): the file format (flat
    flink-conf.yaml: never 2.x; config.yaml: 1.19+), values only some versions accept, the versions
    that read most of the file's version-specific keys, and among those the ones in which none of its
    keys was deprecated yet (when the file sets no successor key); the newest left that is not newer
    than the default wins. Source ``config.yaml`` when the format alone narrowed it;
-6. ``flinktune.versions.DEFAULT_VERSION`` (1.20) -> ``default``.
+7. ``flinktune.versions.DEFAULT_VERSION`` (1.20) -> ``default``.
 """
 
 from __future__ import annotations
@@ -157,10 +159,33 @@ def _nearest_default(versions: tuple[FlinkVersion, ...]) -> FlinkVersion:
     return max(below) if below else min(versions)
 
 
+# "Flink 1.18", "flink-1.17.2", "Flink v1.20" inside a comment.
+_MENTION = re.compile(r"\bflink[\s:_-]*v?(?P<version>\d+\.\d+)(?:\.\d+)?(?![\d.]*\d)", re.IGNORECASE)
+
+
+def mentioned_versions(text: str) -> tuple[tuple[FlinkVersion, int], ...]:
+    """The supported Flink versions the text's comments name, with the line of the first mention
+    (the ``# flinktune:`` directive aside): what the author wrote the file for, when they say so."""
+    found: dict[FlinkVersion, int] = {}
+    if "#" not in text:
+        return ()
+    for number, line in enumerate(text.splitlines(), start=1):
+        hash_at = line.find("#")
+        if hash_at < 0 or "flinktune:" in line:
+            continue
+        for match in _MENTION.finditer(line, hash_at):
+            version = _parse(match.group("version"))
+            if version is not None and version in SUPPORTED:
+                found.setdefault(version, number)
+    return tuple(found.items())
+
+
 def resolve_version(document: ConfigDocument, *, flag: FlinkVersion | None = None, flag_source: str = "flag",
                     directive: str | None = None, project: FlinkVersion | None = None,
-                    catalog: object | None = None, infer: bool = True) -> Sourced[FlinkVersion]:
-    """The version ``document`` is read as, with its source (see the module docstring)."""
+                    catalog: object | None = None, infer: bool = True,
+                    mentioned: tuple[tuple[FlinkVersion, int], ...] = ()) -> Sourced[FlinkVersion]:
+    """The version ``document`` is read as, with its source (see the module docstring);
+    ``mentioned``: ``mentioned_versions`` of the file's text."""
     if flag is not None:
         detail = "--flink-version" if flag_source == "flag" else "flink-version"
         return Sourced(flag, flag_source, detail=detail)
@@ -169,12 +194,17 @@ def resolve_version(document: ConfigDocument, *, flag: FlinkVersion | None = Non
         return Sourced(commented, "comment", document.path, detail="# flinktune: flink-version")
     hinted = _parse(document.version_hint)
     if hinted is not None:
-        return Sourced(hinted, "file", document.path,
-                       detail="spec.flinkVersion" if document.format is ConfigFormat.DEPLOYMENT else "")
+        detail = document.version_hint_source or (
+            "spec.flinkVersion" if document.format is ConfigFormat.DEPLOYMENT else "")
+        return Sourced(hinted, "file", document.path, detail=detail)
     if project is not None:
         return Sourced(project, "project", detail="flink-version")
     if infer:
         inference = infer_versions(document, catalog)
+        if len(mentioned) == 1 and mentioned[0][0] in inference.versions:
+            named, line = mentioned[0]
+            return Sourced(named, "inferred", document.path, line,
+                           detail=f"a comment names Flink {named} (line {line})")
         format_only = _format_versions(document)[0]
         if inference.chosen != _nearest_default(format_only):
             return Sourced(inference.chosen, "inferred", document.path, detail=inference.describe())

@@ -122,3 +122,78 @@ def test_flink_configuration_not_a_mapping_is_an_issue() -> None:
     text = "apiVersion: flink.apache.org/v1beta1\nkind: FlinkDeployment\nspec:\n  flinkConfiguration: [a]\n"
     (doc,) = read_manifest_text(text, "d.yaml")
     assert [i.kind for i in doc.issues] == ["malformed-manifest"]
+
+
+# The official Flink image names the version and the JDK (hub.docker.com/_/flink tags:
+# X.Y[.Z][-scala_2.12][-javaNN]); a ConfigMap beside a Deployment running it is read at that version.
+IMAGE_MANIFEST = """\
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: flink-config
+data:
+  flink-conf.yaml: |
+    state.backend: filesystem
+    env.java.opts.taskmanager: -XX:+UseConcMarkSweepGC
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: flink-taskmanager
+spec:
+  template:
+    spec:
+      initContainers:
+        - name: wait
+          image: busybox:1.36
+      containers:
+        - name: taskmanager
+          image: {image}
+"""
+
+
+@pytest.mark.parametrize(("image", "version", "jdk"), [
+    ("flink:1.18-scala_2.12-java11", "1.18", 11),
+    ("flink:1.17.2", "1.17", None),
+    ("docker.io/apache/flink:1.19.1-scala_2.12-java17", "1.19", 17),
+    ("registry.example.com:5000/mirror/flink:2.0-java21", "2.0", 21),
+    # Not the official image: a job image, the operator, a tag that is not a version.
+    ("my-org/flink-job:1.18", None, None),
+    ("ghcr.io/apache/flink-kubernetes-operator:1.9.0", None, None),
+    ("flink:latest", None, None),
+])
+def test_the_official_image_names_version_and_jdk(image: str, version: str | None, jdk: int | None) -> None:
+    (doc,) = read_manifest_text(IMAGE_MANIFEST.format(image=image), "k8s.yaml")
+    assert doc.version_hint == version and doc.jdk_hint == jdk
+    assert doc.version_hint_source == (f"image {image}" if version else None)
+
+
+def test_images_that_disagree_name_no_version() -> None:
+    text = IMAGE_MANIFEST.format(image="flink:1.18-java11") + IMAGE_MANIFEST.split("---\n")[1].format(
+        image="flink:1.17-java17").join(["---\n", ""])
+    (doc,) = read_manifest_text(text, "k8s.yaml")
+    assert doc.version_hint is None and doc.jdk_hint is None
+
+
+def test_spec_flink_version_wins_over_the_image() -> None:
+    text = ("apiVersion: flink.apache.org/v1beta1\nkind: FlinkDeployment\nmetadata:\n  name: job\nspec:\n"
+            "  image: flink:1.18-java17\n  flinkVersion: v1_19\n  flinkConfiguration:\n"
+            "    taskmanager.numberOfTaskSlots: \"2\"\n")
+    (doc,) = read_manifest_text(text, "deploy.yaml")
+    assert doc.version_hint == "v1_19" and doc.version_hint_source is None and doc.jdk_hint == 17
+
+
+def test_lint_reads_the_manifest_at_the_image_version_and_jdk(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from flinktune.lint import LintOptions, lint_paths
+
+    path = tmp_path / "k8s.yaml"
+    path.write_text(IMAGE_MANIFEST.format(image="flink:1.13-scala_2.12-java8") + "", encoding="utf-8")
+    result = lint_paths([str(path)], LintOptions())
+    assert [(str(v.version), v.source, v.detail) for v in result.versions] == [
+        ("1.13", "file", "image flink:1.13-scala_2.12-java8")]
+    # CMS exists in JDK 8: not a removed flag there; state.backend is not deprecated in 1.13.
+    assert {f.code for f in result.findings}.isdisjoint({"FTC072", "FTC003"})
+    path.write_text(IMAGE_MANIFEST.format(image="flink:1.18-scala_2.12-java17"), encoding="utf-8")
+    result = lint_paths([str(path)], LintOptions())
+    codes = {f.code for f in result.findings}
+    assert "FTC072" in codes and "FTC003" in codes

@@ -104,3 +104,20 @@ def test_inference_does_not_depend_on_the_hash_seed(tmp_path: Path) -> None:
     assert len(seen) == 1, seen
     results = json.loads(seen.pop())
     assert not results[0][0].startswith("2.")        # flat file
+
+
+def test_a_comment_naming_the_version_is_read_when_the_content_fits_it() -> None:
+    from flinktune.situation import resolve_situation
+
+    text = ("# S3/MinIO (Flink 1.17 unified config)\nstate.backend: rocksdb\n"
+            "state.checkpoints.dir: s3://bucket/cp\n")
+    document = read_config_text(text, "flink-conf.yaml")[0]
+    found = resolve_situation(document, text=text).version
+    assert (str(found.value), found.source, found.line) == ("1.17", "inferred", 1)
+    # Two versions named: no choice; a version the content rules out (a flat file is never read by
+    # 2.x): ignored; the flinktune directive is not a mention.
+    for other in ("# tested on Flink 1.17 and Flink 1.18\n", "# ported to flink-2.0 later\n",
+                  "# flinktune: disable=FTC003 reason=\"Flink 1.17 cluster\"\n"):
+        found = resolve_situation(read_config_text(other + text[39:], "flink-conf.yaml")[0],
+                                  text=other + text[39:]).version
+        assert found.source != "inferred" or "comment" not in found.detail, (other, found)
