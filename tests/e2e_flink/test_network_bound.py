@@ -39,7 +39,9 @@ DRIVER = Path(__file__).resolve().parent / "network_bound_run.py"
 BANDWIDTH = "20Mbit/s"
 LINK_BYTES_PER_S = 20e6 / 8
 A_ADDR, B_ADDR = "10.231.77.1", "10.231.77.2"
-NOISE = 0.10          # throughput may not drop by more than this (rates.counter_rate's resolution ~3%)
+# Throughput may not drop by more than this: on the shaped link, runs of the same config moved
+# 4,014-4,482 records/s (TCP over tbf and a shared 2-core machine), more than counter_rate's ~3%.
+NOISE = 0.15
 BUFFER_KEYS = ("buffers-per-channel", "floating-buffers-per-gate", "segment-size", "buffer-debloat")
 
 
