@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 
 from flinktune.config.types import ConfigDocument, ConfigEntry
 from flinktune.errors import ConditionError
@@ -12,10 +12,13 @@ from flinktune.rules.lang import (
     Binary,
     BoolOp,
     Budget,
+    Call,
     Condition,
     ListExpr,
     Literal,
     Name,
+    Node,
+    Unary,
     Value,
     evaluate,
     to_value,
@@ -141,6 +144,82 @@ def _key_guard(condition: Condition) -> frozenset[str] | None:
     return frozenset(item.value for item in items)  # type: ignore[attr-defined]
 
 
+# Functions whose value depends on their arguments and the target version only (the option catalog,
+# plain text tests): a test built from them and ``key`` has one value per key and version.
+_KEY_PURE = frozenset({"status", "known", "canonical", "deprecated", "credential_key", "starts_with",
+                       "ends_with"})
+
+
+def _key_form(node: Node) -> tuple[object, ...] | None:
+    """A hashable form of ``node`` when its value depends on ``key`` and the version only, else None."""
+    if isinstance(node, Name):
+        return ("key",) if node.name == "key" else None
+    if isinstance(node, Literal):
+        return ("lit", type(node.value).__name__, node.value)
+    if isinstance(node, ListExpr):
+        items = [_key_form(item) for item in node.items]
+        return None if any(i is None for i in items) else ("list", *items)
+    if isinstance(node, Unary) and node.op == "not":
+        inner = _key_form(node.operand)
+        return None if inner is None else ("not", inner)
+    if isinstance(node, Binary) and node.op in ("==", "!=", "in"):
+        left, right = _key_form(node.left), _key_form(node.right)
+        return None if left is None or right is None else (node.op, left, right)
+    if isinstance(node, Call) and node.func in _KEY_PURE:
+        args = [_key_form(arg) for arg in node.args]
+        return None if any(a is None for a in args) else ("call", node.func, *args)
+    return None
+
+
+def _key_test(condition: Condition) -> tuple[tuple[object, ...], Callable[[RuleContext, str], bool]] | None:
+    """The first test of a key-scope condition (alone, or the first operand of ``and``) when it
+    depends on the key and the version only, compiled to a plain function of (context, key): where it
+    is false (or null) the condition is false without anything else being evaluated, so the rule can be
+    skipped for that key. None when the test has another shape (the rule then always runs)."""
+    root = condition.root
+    first = root.operands[0] if isinstance(root, BoolOp) and root.op == "and" else root
+    form = _key_form(first)
+    if form is None or not _mentions_key(form):
+        return None
+    test = _compile(form)
+    return None if test is None else (form, test)
+
+
+def _mentions_key(form: object) -> bool:
+    return form == ("key",) or (isinstance(form, tuple) and any(_mentions_key(part) for part in form))
+
+
+def _compile(form: tuple[object, ...]) -> Callable[[RuleContext, str], bool] | None:
+    """``status(key) == "x"``, ``canonical(key) in [...]``, ``deprecated(key)``, ``known(key)``,
+    ``credential_key(key)``, ``starts_with(key, "p")`` as Python: the same function implementations
+    the evaluator calls, so the same values."""
+    kind = form[0]
+    if kind == "call" and form[2:] == (("key",),) and form[1] in ("deprecated", "known", "credential_key"):
+        impl = FUNCTIONS[str(form[1])].impl
+        return lambda ctx, key: impl(ctx, key) is True
+    if kind == "call" and form[1] in ("starts_with", "ends_with") and form[2] == ("key",) \
+            and isinstance(form[3], tuple) and form[3][:2] == ("lit", "str"):
+        affix = str(form[3][2])
+        if form[1] == "starts_with":
+            return lambda _ctx, key: key.startswith(affix)
+        return lambda _ctx, key: key.endswith(affix)
+    if kind in ("==", "in") and isinstance(form[1], tuple) and form[1][0] == "call" \
+            and form[1][1] in ("status", "canonical") and form[1][2:] == (("key",),):
+        impl = FUNCTIONS[str(form[1][1])].impl
+        right = form[2]
+        if not isinstance(right, tuple):
+            return None
+        if kind == "==" and right[:2] == ("lit", "str"):
+            wanted = frozenset((right[2],))
+        elif kind == "in" and right[0] == "list" and all(
+                isinstance(item, tuple) and item[:2] == ("lit", "str") for item in right[1:]):
+            wanted = frozenset(item[2] for item in right[1:])  # type: ignore[index]
+        else:
+            return None
+        return lambda ctx, key: impl(ctx, key) in wanted
+    return None
+
+
 def evaluate_document(ruleset: RuleSet, document: ConfigDocument, version: FlinkVersion,
                       env: Mapping[str, object] | None = None, situation: object = None) -> list[Finding]:
     """Run the config-, key- and issue-scope rules that apply to ``version`` over one document.
@@ -161,15 +240,26 @@ def evaluate_document(ruleset: RuleSet, document: ConfigDocument, version: Flink
             findings.append(found)
     key_rules = ruleset.for_scope("key", version)
     if key_rules:
-        guards = [(rule, _key_guard(rule.condition)) for rule in key_rules]
+        guards = [(rule, _key_guard(rule.condition), _key_test(rule.condition)) for rule in key_rules]
+        # The value of each distinct key-only first test per key (rules share them: status(key) == ...).
+        tested: dict[tuple[object, ...], bool] = {}
         for entry in document.entries:
             bindings = {**base, "key": entry.key, "value": to_value(entry.value), "raw": entry.raw,
                         "line": entry.line}
             where = f"{entry.file}:{entry.line}"
             here = Location(entry.file, entry.line, entry.key)
-            for rule, guard in guards:
+            for rule, guard, test in guards:
                 if guard is not None and entry.key not in guard:
                     continue                  # its condition is false for this key at its first test
+                if test is not None:
+                    passes = tested.get((entry.key, test[0]))
+                    if passes is None:
+                        try:
+                            passes = tested[(entry.key, test[0])] = test[1](context, entry.key)
+                        except ConditionError:
+                            passes = True     # let the rule's own run report the error
+                    if not passes:
+                        continue              # 'and' stops at a false first operand
                 # _Names copies the bindings only to store let values, so one dict serves every rule.
                 found = _run(rule, bindings, context, where, here, entry.file)
                 if found is not None:

@@ -14,7 +14,7 @@ from flinktune.findings import Fix, Location, Severity
 from flinktune.rules import evaluate_document, evaluate_items, load_rules
 from flinktune.rules.functions import FUNCTIONS, RuleContext
 from flinktune.rules.lang import evaluate, parse
-from flinktune.versions import FlinkVersion
+from flinktune.versions import FlinkVersion, parse_version
 
 V113, V116, V117, V120, V20 = (FlinkVersion(1, 13), FlinkVersion(1, 16), FlinkVersion(1, 17),
                                FlinkVersion(1, 20), FlinkVersion(2, 0))
@@ -237,3 +237,38 @@ def test_sort_shuffle_min_parallelism_on_flink_2_cannot_take_effect() -> None:
     found = [f for f in evaluate_document(RULES, doc, V20) if f.code == "FTC004"]
     assert len(found) == 1
     assert "always uses 1, so this setting cannot take effect" in found[0].message
+
+
+def test_skipping_rules_by_their_first_key_test_changes_no_finding(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The engine skips a key-scope rule for a key where its first test (``status(key) == ...``,
+    ``deprecated(key)``, ``canonical(key) in [...]``, ...) is false: the same findings as running every
+    rule on every key, over the dev corpus at several versions."""
+    import flinktune.rules.engine as engine
+    from flinktune.config.reader import read_config_file
+
+    corpus = Path(__file__).resolve().parents[3] / "shared" / "corpus" / "flink-configs"
+    if not corpus.is_dir():
+        corpus = Path("/work/shared/corpus/flink-configs")
+    files = sorted(corpus.glob("*.yaml")) if corpus.is_dir() else []
+    if not files:
+        pytest.skip("the dev corpus (../shared/corpus/flink-configs) is not beside the repository")
+    rules = load_rules()
+    tested = [r.code for r in rules.rules if r.scope == "key" and engine._key_test(r.condition) is not None]
+    assert {"FTC001", "FTC003", "FTC006", "FTC010"} <= set(tested)
+
+    def run() -> list[tuple[str, str, int | None, str]]:
+        out = []
+        for path in files:
+            try:
+                documents = read_config_file(str(path))
+            except Exception:
+                continue
+            for document in documents:
+                for version in ("1.13", "1.17", "1.20", "2.1"):
+                    out += [(f.code, f.message, f.location.line, version)
+                            for f in evaluate_document(rules, document, parse_version(version))]
+        return out
+
+    skipping = run()
+    monkeypatch.setattr(engine, "_key_test", lambda _condition: None)
+    assert run() == skipping and skipping
