@@ -101,4 +101,4 @@ def test_project_config_keeps_lint_light(tmp_path: Path, name: str, text: str) -
     assert "LOADED []" in done.stderr, done.stderr[-2000:]
     assert "error" not in done.stderr.split("LOADED")[0].lower(), done.stderr
     # --verbose names the version used and where it came from.
-    assert "checked against Flink 1.20 (project)" in done.stdout, done.stdout
+    assert "checked against Flink 1.20 (project: flink-version)" in done.stdout, done.stdout
