@@ -19,8 +19,12 @@ of samples grows with the row count):
 - ``csv`` / ``jsonl``: the base shape as CSV / JSON lines (converted from the parquet by DuckDB);
 - ``files``: the base shape as 8 parquet files in one folder.
 
+Text dumps are converted to parquet on a flinktune run (analysis/text_cache.py): every timed run
+starts with the conversion cache emptied (a first run on the file); one more run shows the cached case.
+
 Usage: python benchmarks/bench_analyze.py [--rows 1e6,1e7,5e7] [--shapes base,wide,...] [--repeat 3]
-                                          [--work DIR] [--out benchmarks/results/analyze.md]
+                                          [--shapes-at 5e7=base,wide,csv] [--baseline DIR]
+                                          [--max-load 2.5] [--work DIR] [--out benchmarks/results/analyze.md]
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ import argparse
 import json
 import math
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -332,10 +337,10 @@ def _duckdb_source(folder: Path) -> str:
     return f"read_json('{folder}/metrics.jsonl', format = 'newline_delimited', columns = {_COLUMNS})"
 
 
-def _time(cmd: list[str], extra_env: dict[str, str] | None = None) -> tuple[float, str]:
+def _time(cmd: list[str], extra_env: dict[str, str] | None = None, cwd: Path = REPO) -> tuple[float, str]:
     t = time.perf_counter()
     env = {**os.environ, "NO_COLOR": "1", **(extra_env or {})}
-    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=REPO, env=env)
+    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=cwd, env=env)
     elapsed = time.perf_counter() - t
     if proc.returncode not in (0, 1):
         raise SystemExit(f"{' '.join(cmd)} failed ({proc.returncode}): {proc.stderr[-2000:]}")
@@ -361,87 +366,164 @@ def warm_class_cache(folder: Path, cache: Path, timeout_s: float = 300) -> bool:
     return False
 
 
-def run(rows_list: list[int], shapes: list[str], repeat: int, out_file: Path, work: Path,
-        no_archive: bool) -> None:
-    lines = []
-    results = []
+def wait_for_quiet(max_load: float, minutes: int) -> float:
+    """Poll the 1-minute load average once a minute until it is below ``max_load`` (the machine
+    is shared with other test runs), at most ``minutes``; returns the load seen last."""
+    load = os.getloadavg()[0]
+    for _ in range(minutes):
+        if load < max_load:
+            break
+        print(f"load {load:.2f} >= {max_load}: waiting a minute", flush=True)
+        time.sleep(60)
+        load = os.getloadavg()[0]
+    return load
+
+
+@dataclass
+class Result:
+    shape: Shape
+    rows: int
+    size_mb: float
+    spark_times: list[float]
+    duck_times: list[float]
+    loads: list[float]
+    same: bool
+    origin: object
+    uncached: float = math.nan  # no class-data archive
+    cached_text: float = math.nan  # text already converted to parquet (text shapes)
+    before: float = math.nan  # the --baseline source tree
+
+    @property
+    def spark(self) -> float:
+        return statistics.median(self.spark_times)
+
+    @property
+    def duck(self) -> float:
+        return statistics.median(self.duck_times)
+
+
+def _origins(text: str) -> object:
+    doc = json.loads(text)
+    return _summary([[[o["vertex"], o["cause"]] for o in job["origins"]] for job in doc["jobs"]])
+
+
+def measure(folder: Path, shape: Shape, repeat: int, cache: Path, no_archive: bool,
+            baseline: Path | None) -> Result:
+    actual = int(_rows_file(folder).read_text())
+    size_mb = sum(f.stat().st_size for f in folder.iterdir() if f.name.startswith("metrics")) / 1e6
+    text = shape.fmt != "parquet"
+    converted = cache / "text-dumps"
+
+    def first_run_of_text() -> None:
+        # Every timed run pays for the conversion of a text dump (analysis/text_cache.py), as
+        # the first run on a file does; the 'cached' column is a run after it.
+        if text:
+            shutil.rmtree(converted, ignore_errors=True)
+
+    result = Result(shape, actual, size_mb, [], [], [], False, None)
+    # Without the class-data archive: what the very first run on a machine costs.
+    if no_archive:
+        first_run_of_text()
+        result.uncached = _time(_analyze_cmd(folder), {"FLINKTUNE_CLASS_CACHE": "0"})[0]
+    if baseline is not None:
+        result.before, before_text = _time(_analyze_cmd(folder), cwd=baseline)
+        print(f"{shape.name} {actual:.0e}: before {result.before:.1f}s {_origins(before_text)}", flush=True)
+    spark_origin = duck_origin = None
+    for _ in range(repeat):
+        result.loads.append(os.getloadavg()[0])
+        first_run_of_text()
+        t, out = _time(_analyze_cmd(folder))
+        result.spark_times.append(t)
+        spark_origin = _origins(out)
+        t, out = _time([sys.executable, str(Path(__file__).resolve()), "--duckdb", str(folder)])
+        result.duck_times.append(t)
+        duck_origin = json.loads(out)["origins"]
+        print(f"{shape.name} {actual:.0e}: spark {result.spark_times[-1]:.1f}s "
+              f"duckdb {result.duck_times[-1]:.1f}s same={spark_origin == duck_origin}", flush=True)
+    if text:
+        result.cached_text, out = _time(_analyze_cmd(folder))
+        assert _origins(out) == spark_origin
+        shutil.rmtree(converted, ignore_errors=True)
+    result.same = spark_origin == duck_origin
+    result.origin = spark_origin
+    return result
+
+
+def _fmt(x: float) -> str:
+    return "-" if math.isnan(x) else f"{x:.1f}"
+
+
+def report(results: list[Result], load_before: float, shapes: list[str]) -> list[str]:
+    load = os.getloadavg()
+    lines = ["# `flinktune analyze` vs the same analysis in DuckDB", ""]
+    lines.append(
+        f"Run {time.strftime('%Y-%m-%d %H:%M', time.gmtime())} UTC. "
+        f"Machine: {os.cpu_count()} cores, 1-minute load average {load_before:.1f} when the runs "
+        f"started, {load[0]:.1f} / {load[1]:.1f} / {load[2]:.1f} at the end (1/5/15 min; the machine "
+        "is shared, so absolute times are noisy; 'load avg' is the mean 1-minute load before each "
+        "run). Whole processes, start-up included, median of the runs shown (flinktune and DuckDB "
+        "alternate, so both see the same machine). Generated slow-sink dumps by "
+        "`benchmarks/bench_analyze.py` in the shapes listed there. flinktune runs with its class-data "
+        "archive in place (built once, after the first run on a machine: docs/analysis.md); the "
+        "'no archive' column (when measured) is one run with `FLINKTUNE_CLASS_CACHE=0`, i.e. a "
+        "machine's first run. Text dumps (CSV, JSON lines) are converted to parquet in every timed "
+        "run, as on the first run on a file; 'text cached' is one more run after that (the "
+        "conversion kept in the cache). 'before' (when measured) is one run of the code before "
+        "this change (`--baseline`). 'same origin+cause': both name the same origin vertices and "
+        "causes (several jobs: each distinct list with the number of jobs that have it)."
+    )
+    lines.append("")
+    lines.append(
+        "| shape | rows | series | MB | runs | load avg | flinktune (Spark) s | runs s | DuckDB s | ratio "
+        "| text cached s | before s | no archive s | same origin+cause |"
+    )
+    lines.append("|---|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---|")
+    for r in results:
+        shape = r.shape
+        nseries = len(shape.vertices) * shape.jobs * shape.subtasks * len(_metrics())
+        fmt = shape.fmt + (f" x {shape.files} files" if shape.files > 1 else "")
+        lines.append(
+            f"| {shape.name} ({fmt}) | {r.rows:,} | {nseries:,} | {r.size_mb:.0f} | {len(r.spark_times)} | "
+            f"{statistics.mean(r.loads):.1f} | {r.spark:.1f} | "
+            f"{', '.join(f'{x:.1f}' for x in r.spark_times)} | "
+            f"{r.duck:.1f} ({', '.join(f'{x:.1f}' for x in r.duck_times)}) | {r.spark / r.duck:.1f}x | "
+            f"{_fmt(r.cached_text)} | {_fmt(r.before)} | {_fmt(r.uncached)} | "
+            f"{'yes' if r.same else 'NO'} {json.dumps(r.origin)[:80]} |"
+        )
+    lines.append("")
+    for shape_name in shapes:
+        mine = [r for r in results if r.shape.name == shape_name]
+        if len(mine) >= 2:
+            r0, r1 = mine[0], mine[-1]
+            lines.append(f"Growth, {shape_name}: {r1.rows / r0.rows:.0f}x the rows took "
+                         f"{r1.spark / r0.spark:.1f}x the time (fixed start-up cost included).")
+    return lines
+
+
+def run(plan: list[tuple[int, list[str]]], repeat: int, out_file: Path, work: Path, no_archive: bool,
+        baseline: Path | None, max_load: float, wait_minutes: int) -> None:
+    results: list[Result] = []
     cache = work / "class-cache"
-    smallest = min(rows_list)
+    smallest = min(rows for rows, _ in plan)
     first = work / f"base-{smallest:.0e}"
     if not _rows_file(first).exists():
         generate(smallest, first)
     cached = warm_class_cache(first, cache)
     print(f"class-data archive ready: {cached}", flush=True)
-    for rows in rows_list:
+    for rows, shapes in plan:
         for shape_name in shapes:
-            shape = SHAPES[shape_name]
             folder = work / f"{shape_name}-{rows:.0e}"
             if not _rows_file(folder).exists():
                 t = time.perf_counter()
-                generate(rows, folder, shape)
+                generate(rows, folder, SHAPES[shape_name])
                 print(f"generated {shape_name} {rows:.0e} rows in {time.perf_counter() - t:.1f}s", flush=True)
-            actual = int(_rows_file(folder).read_text())
-            size_mb = sum(f.stat().st_size for f in folder.iterdir() if f.name.startswith("metrics")) / 1e6
-            spark_times, duck_times, loads = [], [], []
-            spark_origin = duck_origin = None
-            # Without the class-data archive: what the very first run on a machine costs.
-            uncached = (_time(_analyze_cmd(folder), {"FLINKTUNE_CLASS_CACHE": "0"})[0]
-                        if no_archive else float("nan"))
-            for _ in range(repeat):
-                loads.append(os.getloadavg()[0])
-                t, text = _time(_analyze_cmd(folder))
-                spark_times.append(t)
-                doc = json.loads(text)
-                spark_origin = _summary([[[o["vertex"], o["cause"]] for o in job["origins"]]
-                                         for job in doc["jobs"]])
-                t, text = _time([sys.executable, str(Path(__file__).resolve()), "--duckdb", str(folder)])
-                duck_times.append(t)
-                duck_origin = json.loads(text)["origins"]
-                print(f"{shape_name} {rows:.0e}: spark {spark_times[-1]:.1f}s duckdb {duck_times[-1]:.1f}s "
-                      f"same={spark_origin == duck_origin}", flush=True)
-            same = spark_origin == duck_origin
-            s, d = statistics.median(spark_times), statistics.median(duck_times)
-            results.append((shape, actual, size_mb, s, d, same, spark_origin, spark_times,
-                            statistics.mean(loads), uncached, duck_times))
-    load = os.getloadavg()
-    lines.append("# `flinktune analyze` vs the same analysis in DuckDB")
-    lines.append("")
-    lines.append(
-        f"Run {time.strftime('%Y-%m-%d %H:%M', time.gmtime())} UTC. "
-        f"Machine: {os.cpu_count()} cores, load average at the end {load[0]:.1f} / {load[1]:.1f} / "
-        f"{load[2]:.1f} (1/5/15 min; the machine is shared, so absolute times are noisy). "
-        "Whole processes, start-up included, median of the runs shown (flinktune and DuckDB "
-        "alternate, so both see the same machine). Generated slow-sink dumps by "
-        "`benchmarks/bench_analyze.py` in the shapes listed there. flinktune runs with its class-data "
-        "archive in place (built once, after the first run on a machine: docs/analysis.md); the "
-        "'no archive' column (when measured) is one run with `FLINKTUNE_CLASS_CACHE=0`, i.e. a "
-        "machine's first run. 'same origin+cause': both name the same origin vertices and causes "
-        "(several jobs: each distinct list with the number of jobs that have it)."
-    )
-    lines.append("")
-    lines.append(
-        "| shape | rows | series | MB | runs | load avg | flinktune (Spark) s | runs s | DuckDB s | ratio "
-        "| no archive s | same origin+cause |"
-    )
-    lines.append("|---|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---|")
-    for shape, actual, size_mb, s, d, same, origin, times, load1, uncached, dtimes in results:
-        nseries = len(shape.vertices) * shape.jobs * shape.subtasks * len(_metrics())
-        fmt = shape.fmt + (f" x {shape.files} files" if shape.files > 1 else "")
-        lines.append(
-            f"| {shape.name} ({fmt}) | {actual:,} | {nseries:,} | {size_mb:.0f} | {len(times)} | "
-            f"{load1:.1f} | "
-            f"{s:.1f} | {', '.join(f'{x:.1f}' for x in times)} | "
-            f"{d:.1f} ({', '.join(f'{x:.1f}' for x in dtimes)}) | {s / d:.1f}x | "
-            f"{'-' if math.isnan(uncached) else f'{uncached:.1f}'} | "
-            f"{'yes' if same else 'NO'} {json.dumps(origin)[:80]} |"
-        )
-    lines.append("")
-    for shape_name in shapes:
-        mine = [r for r in results if r[0].name == shape_name]
-        if len(mine) >= 2:
-            r0, r1 = mine[0], mine[-1]
-            lines.append(f"Growth, {shape_name}: {r1[1] / r0[1]:.0f}x the rows took {r1[3] / r0[3]:.1f}x "
-                         "the time (fixed start-up cost included).")
+    load_before = wait_for_quiet(max_load, wait_minutes)
+    print(f"1-minute load average at the start: {load_before:.2f}", flush=True)
+    for rows, shapes in plan:
+        for shape_name in shapes:
+            folder = work / f"{shape_name}-{rows:.0e}"
+            results.append(measure(folder, SHAPES[shape_name], repeat, cache, no_archive, baseline))
+    lines = report(results, load_before, list(dict.fromkeys(s for _, shapes in plan for s in shapes)))
     # Earlier runs stay below as history (the machine is shared: one run alone says little).
     marker = "## Earlier runs (newest first)"
     if out_file.exists():
@@ -451,7 +533,20 @@ def run(rows_list: list[int], shapes: list[str], repeat: int, out_file: Path, wo
         if history:
             lines += ["", marker, "", history.replace("\n## ", "\n### ")]
     out_file.write_text("\n".join(lines) + "\n")
-    print("\n".join(lines))
+    print("\n".join(lines[: len(results) + 12]))
+
+
+def _plan(rows_arg: str, shapes: list[str], shapes_at: list[str]) -> list[tuple[int, list[str]]]:
+    """--rows and --shapes, with --shapes-at ROWS=a,b overriding the shapes at one size."""
+    special = {}
+    for item in shapes_at:
+        size, _, names = item.partition("=")
+        special[int(float(size))] = [x.strip() for x in names.split(",") if x.strip()]
+    out = []
+    for x in rows_arg.split(","):
+        rows = int(float(x))
+        out.append((rows, special.get(rows, shapes)))
+    return out
 
 
 def main() -> None:
@@ -461,8 +556,17 @@ def main() -> None:
     parser.add_argument("--rows", default="1e6,1e7,5e7")
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--shapes", default=",".join(SHAPES), help="comma-separated: " + ", ".join(SHAPES))
+    parser.add_argument("--shapes-at", action="append", default=[], metavar="ROWS=SHAPES",
+                        help="other shapes at one size, e.g. 5e7=base,wide,csv (repeatable)")
     parser.add_argument("--no-archive", action="store_true",
                         help="also one run per dump without the class-data archive")
+    parser.add_argument("--baseline", default=None, metavar="DIR",
+                        help="also one run per dump of the flinktune source tree in DIR (e.g. the code "
+                             "before a change: git archive HEAD | tar -x -C DIR)")
+    parser.add_argument("--max-load", type=float, default=2.5,
+                        help="wait until the 1-minute load average is below this before the runs")
+    parser.add_argument("--wait-minutes", type=int, default=30,
+                        help="at most this long (polling each minute)")
     parser.add_argument("--out", default=str(REPO / "benchmarks" / "results" / "analyze.md"))
     parser.add_argument("--work", default=None, help="Folder for generated dumps (kept for reuse).")
     parser.add_argument("--duckdb", default=None, help=argparse.SUPPRESS)
@@ -471,12 +575,13 @@ def main() -> None:
         print(json.dumps(duckdb_analysis(Path(args.duckdb))))
         return
     work = Path(args.work) if args.work else Path(tempfile.gettempdir()) / "flinktune-bench-analyze"
-    rows = [int(float(x)) for x in args.rows.split(",")]
     shapes = [x.strip() for x in args.shapes.split(",") if x.strip()]
-    unknown = [x for x in shapes if x not in SHAPES]
+    plan = _plan(args.rows, shapes, args.shapes_at)
+    unknown = [x for _, names in plan for x in names if x not in SHAPES]
     if unknown:
         raise SystemExit(f"unknown shape {unknown[0]} (known: {', '.join(SHAPES)})")
-    run(rows, shapes, args.repeat, Path(args.out), work, args.no_archive)
+    baseline = Path(args.baseline).resolve() if args.baseline else None
+    run(plan, args.repeat, Path(args.out), work, args.no_archive, baseline, args.max_load, args.wait_minutes)
 
 
 if __name__ == "__main__":

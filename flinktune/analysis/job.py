@@ -1,23 +1,29 @@
 """The job entry: one Spark pass over the dump, then pure-Python diagnosis of the small result.
 
 Spark actions: at most one cheap bounds query (skipped for local parquet, whose footers carry
-the ``ts`` range), then one job that scans once and returns one row per series (subtask x
-metric), with the time strip riding along. Raw rows never reach the driver.
+the ``ts`` range, and for local text, converted to parquet first: text_cache.py), then one job that
+scans once and returns the slot table (small enough: summarised in numpy) or one row per series
+(subtask x metric), with the time strip riding along. Raw rows never reach the driver.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import math
 import re
-from collections.abc import Callable, Mapping, Sequence
+import threading
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
+
+import numpy as np
 
 from flinktune.analysis import aggregate, load, names
 from flinktune.analysis.diagnose import DEFAULT_SEGMENT_BYTES, JobDiagnosis, build_vertices, diagnose_job
 from flinktune.analysis.facts import bp_level, pivot_subtasks, series_from_rows
 from flinktune.analysis.plan import JobPlan, find_plan_beside, load_plan
+from flinktune.analysis.series_local import StripPoints
 from flinktune.analysis.timeline import JobTimeline
 from flinktune.errors import MetricsError, UsageError
 from flinktune.findings import Finding
@@ -31,8 +37,10 @@ Progress = Callable[[str], None]
 
 DEFAULT_SLOTS = 40
 # Slot tables up to this many rows (bounded from the parquet footers before the run) are
-# summarised in numpy on the driver (series_local.py) instead of in four more Spark stages.
-LOCAL_FINISH_MAX_ROWS = 1_000_000
+# summarised in numpy on the driver (series_local.py) instead of in four more Spark stages: the
+# Spark finish (two windows, collect_list, rows pickled through py4j) cost 8-10 s more for
+# p = 512 (51,200 series, 2.1e6 slot rows; the driver's Python then peaks at ~0.8 GB).
+LOCAL_FINISH_MAX_ROWS = 3_000_000
 
 
 @dataclass(frozen=True)
@@ -86,15 +94,36 @@ def parse_warmup(text: str) -> tuple[float, int | None]:
         raise UsageError(f"--warmup {text}: expected a share like 10% or a duration like 30s") from None
 
 
+@dataclass(frozen=True)
+class PreparedInputs:
+    """What pyarrow learns of the inputs before Spark reads them (it runs while the JVM starts):
+    parquet stand-ins for local text files (text_cache.py) and load.prescan's view of the parquet."""
+
+    prescanned: Mapping[load.InputSet, load.DumpNames | None]
+    converted: Mapping[load.InputSet, tuple[str, ...]] = field(default_factory=dict)
+
+    def parquet_paths(self, inp: load.InputSet) -> tuple[str, ...] | None:
+        """The parquet files Spark reads for this input (None: Spark reads text or a scrape)."""
+        if inp in self.converted:
+            return self.converted[inp]
+        return inp.paths if inp.fmt == "parquet" else None
+
+
 def jobs_in_dump(
     spark: SparkSession,
     inputs: Sequence[load.InputSet],
-    prescanned: dict[load.InputSet, load.DumpNames | None] | None = None,
+    prepared: PreparedInputs | None = None,
     limit: int = 20,
 ) -> list[str]:
     """The jobs a dump holds (name, with the id when both are known), for the message when
     ``--job`` matches none of them. Runs only on that error path."""
-    df = load.load_canonical(spark, inputs, load.Filters(), prescanned=prescanned)
+    df = load.load_canonical(
+        spark,
+        inputs,
+        load.Filters(),
+        prescanned=prepared.prescanned if prepared else None,
+        converted=prepared.converted if prepared else None,
+    )
     rows = df.select("job_id", "job_name").distinct().limit(limit + 1).collect()
     names = set()
     for r in rows:
@@ -111,24 +140,27 @@ def _no_such_job(
     spark: SparkSession,
     options: AnalysisOptions,
     inputs: Sequence[load.InputSet],
-    prescanned: dict[load.InputSet, load.DumpNames | None] | None,
+    prepared: PreparedInputs | None,
 ) -> MetricsError | None:
     """With ``--job`` set and nothing left after filtering: the error that lists the dump's jobs."""
     if not options.job:
         return None
     try:
-        held = jobs_in_dump(spark, inputs, prescanned)
+        held = jobs_in_dump(spark, inputs, prepared)
     except Exception:  # the listing is a courtesy; the plain error still stands
         return None
     listed = ", ".join(held) if held else "none (the dump has no job_id/job_name columns)"
     return MetricsError(f"no job '{options.job}' in the dump; it holds: {listed}", file=inputs[0].paths[0])
 
 
-def _bounds(spark: SparkSession, df, inputs: Sequence[load.InputSet]) -> tuple[int, int]:  # type: ignore[no-untyped-def]
+def _bounds(
+    spark: SparkSession, df: DataFrame, inputs: Sequence[load.InputSet], prepared: PreparedInputs
+) -> tuple[int, int]:
     from pyspark.sql import functions as F
 
-    if all(i.fmt == "parquet" for i in inputs):
-        found = [load.check_parquet(i.paths) for i in inputs]
+    parquet = [prepared.parquet_paths(i) for i in inputs]
+    if all(p is not None for p in parquet):
+        found = [load.check_parquet(p) for p in parquet if p is not None]
         if all(f is not None for f in found):
             return min(f[0] for f in found if f), max(f[1] for f in found if f)
     row = df.agg(F.min("ts").alias("lo"), F.max("ts").alias("hi")).collect()[0]
@@ -156,7 +188,7 @@ def _strip(values: dict[int, float], nslots: int, scale: float) -> str:
 
 
 def _slot_rows_bound(
-    inputs: Sequence[load.InputSet], prescanned: dict[load.InputSet, load.DumpNames | None], slots: int
+    inputs: Sequence[load.InputSet], prescanned: Mapping[load.InputSet, load.DumpNames | None], slots: int
 ) -> int | None:
     """Most rows the slot table can have, from the footers of a single local parquet input."""
     if len(inputs) != 1:
@@ -167,16 +199,37 @@ def _slot_rows_bound(
     return known.series_bound * (slots + 1)
 
 
-def prescan_inputs(inputs: Sequence[load.InputSet]) -> dict[load.InputSet, load.DumpNames | None]:
-    """load.prescan for every parquet input (pure pyarrow: runs while the JVM starts). A file it
-    cannot read is left to the Spark path, which reports it in one line."""
+def prescan_inputs(
+    inputs: Sequence[load.InputSet], converted: Mapping[load.InputSet, tuple[str, ...]] | None = None
+) -> dict[load.InputSet, load.DumpNames | None]:
+    """load.prescan for every parquet input and parquet stand-in (pure pyarrow: runs while the JVM
+    starts). A file it cannot read is left to the Spark path, which reports it in one line."""
     out: dict[load.InputSet, load.DumpNames | None] = {}
     for inp in inputs:
         try:
-            out[inp] = load.prescan(inp)
+            stand_in = (converted or {}).get(inp)
+            out[inp] = load.prescan(inp if stand_in is None else load.InputSet("parquet", stand_in))
         except Exception:  # corrupt or odd files: no fast path, Spark's reader says what is wrong
             out[inp] = None
     return out
+
+
+def prepare_inputs(
+    inputs: Sequence[load.InputSet], local: bool, cancel: threading.Event | None = None
+) -> PreparedInputs:
+    """Convert local text inputs to parquet when Spark runs locally (executors elsewhere could not
+    read the cache), then prescan. Pure pyarrow; ``cancel`` stops a conversion between pieces."""
+    from flinktune.analysis import text_cache
+
+    converted = text_cache.convert_inputs(inputs, cancel) if local else {}
+    return PreparedInputs(prescan_inputs(inputs, converted), converted)
+
+
+def _is_local(spark: SparkSession) -> bool:
+    try:
+        return str(spark.conf.get("spark.master", "")).startswith("local")
+    except Exception:  # an odd session: read the dump the way any master can
+        return False
 
 
 def timeline_slots(slots: DataFrame) -> DataFrame:
@@ -193,31 +246,124 @@ def timeline_slots(slots: DataFrame) -> DataFrame:
 
 def _collect_local(
     slots_df: DataFrame, desc_df: DataFrame, warm_frac: float, warm_ms: int | None
-) -> tuple[list[dict[str, Any]], list[dict[str, Any]], dict[str, Any]]:
+) -> tuple[list[dict[str, Any]], StripPoints, list[dict[str, Any]], dict[str, Any]]:
     """One Spark action: the slot table and the descriptors as Arrow; the series summary in numpy.
     The slot columns come back too (the time series of the HTML report read them)."""
+    import pyarrow as pa
     import pyarrow.compute as pc
     from pyspark.sql import functions as F
 
     from flinktune.analysis import series_local
 
+    kind = F.lit(0).cast("byte")  # 0 slot, 1 descriptor: a byte, not text, to tell 2e6 rows apart
     table = (
-        slots_df.withColumn("kind", F.lit("slot")).unionByName(desc_df, allowMissingColumns=True).toArrow()
+        slots_df.withColumn("kind", kind)
+        .unionByName(desc_df.withColumn("kind", F.lit(1).cast("byte")), allowMissingColumns=True)
+        .toArrow()
     )
-    is_slot = pc.equal(table["kind"], "slot")
-    slot_t = table.filter(is_slot)
-    columns = {c: slot_t[c].to_numpy(zero_copy_only=False) for c in series_local.SLOT_COLUMNS}
-    rows = series_local.series_rows(columns, warm_frac, warm_ms)
-    desc_t = table.filter(pc.invert(is_slot))
+    is_slot = table["kind"].to_numpy() == 0
+    count = int(is_slot.sum())
+    if is_slot[:count].all():
+        # Spark returns a union's partitions in order: the slot rows come first, no filter (a copy
+        # of every column) needed.
+        slot_t, desc_t = table.slice(0, count), table.slice(count)
+    else:
+        mask = pa.array(is_slot)
+        slot_t, desc_t = table.filter(mask), table.filter(pc.invert(mask))
     desc_cols = ["job_hash", "vertex_hash", "subtask_index", "job_key", "vertex_key", *aggregate.CARRIED]
-    return rows, desc_t.select(desc_cols).to_pylist(), columns
+    desc_rows = desc_t.select(desc_cols).to_pylist()
+    columns = {c: slot_t[c].to_numpy(zero_copy_only=False) for c in series_local.SLOT_COLUMNS}
+    del table, slot_t, desc_t, is_slot  # the Arrow buffers, before numpy's copies
+    rows, strip = series_local.summarise(columns, warm_frac, warm_ms)
+    return rows, strip, desc_rows, {c: np.asarray(v) for c, v in columns.items()}
+
+
+def _collect_spark(
+    slots: DataFrame, desc_df: DataFrame, warm_frac: float, warm_ms: int | None, timeline: bool
+) -> tuple[list[dict[str, Any]], StripPoints, list[dict[str, Any]], dict[str, Any]]:
+    """One Spark job: scan, slot aggregation, warm-up trim, per-series summary, names (for slot
+    tables too large to collect)."""
+    from pyspark.sql import functions as F
+
+    trimmed = aggregate.trim_warmup(slots, warm_frac, warm_ms)
+    series_df = aggregate.series_stats(trimmed).withColumn("kind", F.lit("series"))
+    union = series_df.unionByName(desc_df.withColumn("kind", F.lit("desc")), allowMissingColumns=True)
+    if timeline:
+        # The few timeline gauges of the slot table ride along in the same job.
+        union = union.unionByName(timeline_slots(slots), allowMissingColumns=True)
+    rows = [r.asDict(recursive=True) for r in union.collect()]
+    series_rows = [r for r in rows if r["kind"] == "series"]
+    desc_rows = [r for r in rows if r["kind"] == "desc"]
+    tl_rows = [r for r in rows if r["kind"] == "tl"]
+    slot_columns = {
+        c: [r[c] for r in tl_rows]
+        for c in ("job_hash", "vertex_hash", "subtask_index", "mkey", "slot", "n", "s", "t0", "t1")
+    }
+    return series_rows, StripPoints.from_rows(series_rows), desc_rows, slot_columns
+
+
+# Below this many input rows per slot row the aggregation's map-side (partial) pass barely merges
+# anything (p = 512 at 1e6 rows: ~0.5 rows per slot row) and only adds a hash map and a shuffle
+# of as many rows: then Spark aggregates once after the shuffle (p = 512, 1e6 rows: 6.5 -> 5.9 s;
+# at ~5 rows per slot row, 1e7, the partial pass still paid off).
+BYPASS_RATIO = 2.5
+
+
+@contextlib.contextmanager
+def _partial_aggregation(spark: SparkSession, wanted: bool) -> Iterator[None]:
+    """Run the block with Spark's partial aggregation on or off (bypassed), then restore."""
+    key = "spark.sql.execution.bypassPartialAggregation"
+    if wanted:
+        yield
+        return
+    before = spark.conf.get(key, None)
+    spark.conf.set(key, "true")
+    try:
+        yield
+    finally:
+        if before is None:
+            spark.conf.unset(key)
+        else:
+            spark.conf.set(key, before)
+
+
+def _best_strips(
+    rows: Sequence[Mapping[str, Any]], strip: StripPoints
+) -> tuple[dict[tuple[str, str, str], dict[int, float]], int]:
+    """Per job, vertex, strip metric and time slot: the slot mean of the best-named copy of the
+    metric (lowest rank), of the worst subtask. Slots count from the first with a value; also
+    returns how many there are. Sorted in numpy: a dict per point cost seconds for 50,000 series."""
+    group = np.full(len(rows), -1, dtype=np.int64)
+    rank = np.zeros(len(rows), dtype=np.int64)
+    groups: dict[tuple[str, str, str], int] = {}
+    for i, r in enumerate(rows):
+        if r["vertex_key"] is not None and r["metric"] in aggregate.STRIP_METRICS:
+            key = (str(r["job_key"]), str(r["vertex_key"]), str(r["metric"]))
+            group[i] = groups.setdefault(key, len(groups))
+            rank[i] = int(r["rank"])
+    g = group[strip.row]
+    ok = g >= 0
+    g, slot, mean, rk = g[ok], strip.slot[ok], strip.mean[ok], rank[strip.row[ok]]
+    if len(g) == 0:
+        return {}, 0
+    order = np.lexsort((-mean, rk, slot, g))
+    g, slot, mean = g[order], slot[order], mean[order]
+    first = np.ones(len(g), dtype=bool)
+    first[1:] = (g[1:] != g[:-1]) | (slot[1:] != slot[:-1])
+    g, slot, mean = g[first], slot[first], mean[first]
+    first_slot = int(slot.min())
+    keys = list(groups)
+    out: dict[tuple[str, str, str], dict[int, float]] = {}
+    for gi, sl, val in zip(g.tolist(), slot.tolist(), mean.tolist(), strict=True):
+        out.setdefault(keys[gi], {})[sl - first_slot] = val
+    return out, int(slot.max()) - first_slot + 1
 
 
 def run_analysis(
     spark: SparkSession,
     options: AnalysisOptions,
     progress: Progress | None = None,
-    prescanned: dict[load.InputSet, load.DumpNames | None] | None = None,
+    prepared: PreparedInputs | None = None,
 ) -> AnalysisResult:
     say = progress or (lambda _msg: None)
     inputs = load.resolve_inputs(list(options.inputs))
@@ -226,45 +372,44 @@ def run_analysis(
     if plan_file:
         plan = load_plan(plan_file)
     warm_frac, warm_ms = parse_warmup(options.warmup)
+    if options.slots >= (1 << aggregate.SLOT_BITS) - 1:
+        # The slot aggregation packs the slot into SLOT_BITS bits of its key.
+        raise UsageError(f"at most {(1 << aggregate.SLOT_BITS) - 2} time slots")
     filters = load.Filters(options.job, options.since_ms, options.until_ms)
-    from pyspark.sql import functions as F
 
     say("reading " + ", ".join(f"{len(i.paths)} {i.fmt}" for i in inputs))
-    if prescanned is None:
-        prescanned = prescan_inputs(inputs)
-    canon = load.load_canonical(spark, inputs, filters, keep_unread=True, prescanned=prescanned)
+    if prepared is None:
+        prepared = prepare_inputs(inputs, _is_local(spark))
+    prescanned = prepared.prescanned
+    canon = load.load_canonical(
+        spark, inputs, filters, keep_unread=True, prescanned=prescanned, converted=prepared.converted
+    )
     try:
-        lo, hi = _bounds(spark, canon, inputs)
+        lo, hi = _bounds(spark, canon, inputs, prepared)
         if options.since_ms is not None:
             lo = max(lo, options.since_ms)
         if options.until_ms is not None:
             hi = min(hi, options.until_ms)
         slot_ms = max(1, math.ceil((hi - lo + 1) / max(1, options.slots)))
         say("aggregating in one pass")
-        slots = aggregate.slot_stats(canon, lo, slot_ms)
+        one_job = [prescanned.get(i) for i in inputs]
+        job_key = one_job[0].job_key if len(one_job) == 1 and one_job[0] is not None else None
+        slots = aggregate.slot_stats(canon, lo, slot_ms, job_key)
         # The names of each subtask (job, vertex, task, TaskManager) come from the last two time
         # slots in a second branch of the same job, keyed by the same hashes (a subtask silent
         # there is looked up in the whole dump below). Its tasks queue behind the scan's on a
         # small machine, so it reads as little as it can.
         desc_since = hi - 2 * slot_ms
-        desc_df = aggregate.descriptors(canon, desc_since).withColumn("kind", F.lit("desc"))
+        desc_df = aggregate.descriptors(canon, desc_since)
         bound = _slot_rows_bound(inputs, prescanned, options.slots)
-        if bound is not None and bound <= LOCAL_FINISH_MAX_ROWS:
-            series_rows, desc_rows, slot_columns = _collect_local(slots, desc_df, warm_frac, warm_ms)
-        else:
-            # One Spark job: scan, slot aggregation, warm-up trim, per-series summary, names.
-            trimmed = aggregate.trim_warmup(slots, warm_frac, warm_ms)
-            series_df = aggregate.series_stats(trimmed).withColumn("kind", F.lit("series"))
-            union = series_df.unionByName(desc_df, allowMissingColumns=True)
-            if options.timeline:
-                # The few timeline gauges of the slot table ride along in the same job.
-                union = union.unionByName(timeline_slots(slots), allowMissingColumns=True)
-            rows = [r.asDict(recursive=True) for r in union.collect()]
-            series_rows = [r for r in rows if r["kind"] == "series"]
-            desc_rows = [r for r in rows if r["kind"] == "desc"]
-            tl_rows = [r for r in rows if r["kind"] == "tl"]
-            slot_columns = {c: [r[c] for r in tl_rows] for c in ("job_hash", "vertex_hash", "subtask_index",
-                                                                 "mkey", "slot", "n", "s", "t0", "t1")}
+        known = prescanned.get(inputs[0]) if len(inputs) == 1 else None
+        partial = bound is None or known is None or known.rows is None or known.rows > BYPASS_RATIO * bound
+        with _partial_aggregation(spark, partial):
+            if bound is not None and bound <= LOCAL_FINISH_MAX_ROWS:
+                collected = _collect_local(slots, desc_df, warm_frac, warm_ms)
+            else:
+                collected = _collect_spark(slots, desc_df, warm_frac, warm_ms, options.timeline)
+        series_rows, strip, desc_rows, slot_columns = collected
         desc = aggregate.pick_descriptors(desc_rows)
         if any(_dkey(r) not in desc for r in series_rows):
             # A subtask silent at the end of the window (finished, failed): look at all of it.
@@ -274,9 +419,8 @@ def run_analysis(
             d = desc.get(_dkey(r), {})
             for c in ("job_key", "vertex_key", *aggregate.CARRIED):
                 r[c] = d.get(c)
-        series_rows = [r for r in series_rows if r["vertex_key"] is not None]
     except MetricsError:
-        missing_job = _no_such_job(spark, options, inputs, prescanned)
+        missing_job = _no_such_job(spark, options, inputs, prepared)
         if missing_job is not None:
             raise missing_job from None
         raise
@@ -284,8 +428,22 @@ def run_analysis(
         raise MetricsError(
             f"cannot analyse the dump: {load._first_error_line(error)}", file=inputs[0].paths[0]
         ) from None
+    if plan is not None:
+        # Dumps that name vertices only by task name (full identifiers, some exporters) still
+        # meet the plan: re-key them by the plan's vertex id.
+        ids: dict[object, str | None] = {}
+        for r in series_rows:
+            key = r["vertex_key"]
+            if key is None:
+                continue
+            if key not in ids:
+                ids[key] = plan.id_for(str(key))
+            if ids[key]:
+                r["vertex_key"] = ids[key]
+    strip_best, nslots = _best_strips(series_rows, strip)
+    series_rows = [r for r in series_rows if r["vertex_key"] is not None]
     if not series_rows:
-        missing_job = _no_such_job(spark, options, inputs, prescanned)
+        missing_job = _no_such_job(spark, options, inputs, prepared)
         if missing_job is not None:
             raise missing_job
         raise MetricsError(
@@ -295,57 +453,34 @@ def run_analysis(
         )
     say("diagnosing")
     series = series_from_rows(series_rows)
-    if plan is not None:
-        # Dumps that name vertices only by task name (full identifiers, some exporters) still
-        # meet the plan: re-key them by the plan's vertex id.
-        ids = {s.vertex_key: plan.id_for(s.vertex_key) for s in series}
-        series = [
-            dataclasses.replace(s, vertex_key=ids[s.vertex_key]) if ids[s.vertex_key] else s for s in series
-        ]
     subtasks = pivot_subtasks(series)
     seen_names: dict[tuple[str, str], str] = {}
     job_ids: dict[str, tuple[str | None, str | None]] = {}
+    windows: dict[str, tuple[int, int]] = {}
     for s in series:
         if s.task_name:
             seen_names.setdefault((s.job_key, s.vertex_key), s.task_name)
         cur = job_ids.get(s.job_key, (None, None))
         job_ids[s.job_key] = (cur[0] or s.job_id, cur[1] or s.job_name)
+        if s.t_first is not None and s.t_last is not None:
+            w = windows.get(s.job_key, (s.t_first, s.t_last))
+            windows[s.job_key] = (min(w[0], s.t_first), max(w[1], s.t_last))
     by_job = build_vertices(subtasks, plan, seen_names)
-    # Per vertex and slot: the worst subtask, best naming rank first.
-    strip_best: dict[tuple[str, str, str, int], tuple[int, float]] = {}
-    for st, row in zip(series, series_rows, strict=True):
-        for point in row.get("strip") or ():
-            k = (st.job_key, st.vertex_key, st.metric, int(point["slot"]))
-            val = float(point["mean"])
-            cur = strip_best.get(k)
-            if cur is None or st.rank < cur[0] or (st.rank == cur[0] and val > cur[1]):
-                strip_best[k] = (st.rank, val)
-    slot_ids = sorted({k[3] for k in strip_best})
-    first_slot = slot_ids[0] if slot_ids else 0
-    nslots = (slot_ids[-1] - first_slot + 1) if slot_ids else 0
     jobs = []
     for job_key, vertices in sorted(by_job.items()):
         strips: dict[str, tuple[str, str]] = {}
         for v in vertices:
-
-            def vals(metric: str, vkey: str = v.vertex_key, jk: str = job_key) -> dict[int, float]:
-                return {
-                    k[3] - first_slot: val
-                    for k, (_, val) in strip_best.items()
-                    if k[0] == jk and k[1] == vkey and k[2] == metric
-                }
-
-            bp_vals = vals("backPressuredTimeMsPerSecond")
+            # Per slot, the worst subtask of the best-named metric (_best_strips).
+            bp_vals = strip_best.get((job_key, v.vertex_key, "backPressuredTimeMsPerSecond"), {})
             bp_scale = 1000.0
             if not bp_vals:
-                bp_vals, bp_scale = vals("backPressureRatio"), 1.0
+                bp_vals, bp_scale = strip_best.get((job_key, v.vertex_key, "backPressureRatio"), {}), 1.0
             strips[v.vertex_key] = (
                 _strip(bp_vals, nslots, bp_scale),
-                _strip(vals("busyTimeMsPerSecond"), nslots, 1000.0),
+                _strip(strip_best.get((job_key, v.vertex_key, "busyTimeMsPerSecond"), {}), nslots, 1000.0),
             )
         jid, jname = job_ids.get(job_key, (None, None))
-        mine = [s for s in series if s.job_key == job_key and s.t_first is not None and s.t_last is not None]
-        window = (min(s.t_first for s in mine), max(s.t_last for s in mine)) if mine else None  # type: ignore[type-var]
+        window = windows.get(job_key)
         job_plan = plan if plan is None or not plan.job_id or plan.job_id in (jid, job_key) else None
         jobs.append(
             diagnose_job(
@@ -452,26 +587,54 @@ def analyze(
     say(f"starting Spark ({master})")
     from concurrent.futures import ThreadPoolExecutor
 
+    local = master.startswith("local")
+    cancel = threading.Event()
+    # The footers and dictionaries are read, and local text converted to parquet, while the JVM
+    # starts (pyarrow, releasing the GIL).
+    pool = ThreadPoolExecutor(max_workers=1)
     session = None
     try:
-        # The footers and dictionaries are read (pyarrow) while the JVM starts.
-        with ThreadPoolExecutor(max_workers=1) as pool:
-            pending = pool.submit(prescan_inputs, inputs)
-            session = build_session(master, conf, input_bytes=load.local_input_bytes(inputs))
-            prescanned = pending.result()
-        result = run_analysis(session, options, progress, prescanned)
+        pending = pool.submit(prepare_inputs, inputs, local, cancel)
+        session = build_session(master, conf, input_bytes=_scan_bytes(inputs, local))
+        if not pending.done() and any(i.fmt in ("csv", "json") for i in inputs):
+            say("converting text to parquet (once; kept for the next runs)")
+        prepared = pending.result()
+        result = run_analysis(session, options, progress, prepared)
     except Exception:
-        # A run that failed starts no background work: its class list is dropped, and the next
-        # run that succeeds records one and starts the archive build (and says so).
+        cancel.set()
+        # A failed run starts no class-data archive build (the CLI's note says so); the class
+        # list this JVM records is dropped.
         from flinktune.analysis import class_cache
 
-        class_cache.drop_recording(class_cache.locate())
+        with contextlib.suppress(Exception):
+            class_cache.drop_recording(class_cache.locate())
         raise
     except BaseException:
+        cancel.set()
         # Ctrl-C / SIGTERM: end the JVM this run started (and its temp folders); no cache build.
         from flinktune.analysis.session import stop_started_processes
 
         stop_started_processes()
         raise
+    finally:
+        # A conversion notices the cancel between two pieces and removes its temporary file.
+        pool.shutdown(wait=True)
     after_run(session)
     return result
+
+
+def _scan_bytes(inputs: Sequence[load.InputSet], local: bool) -> int | None:
+    """About the bytes Spark will scan (the driver's JIT mode depends on it): text inputs that are
+    converted count as the parquet they become."""
+    from flinktune.analysis import text_cache
+
+    total = 0
+    for inp in inputs:
+        if local and text_cache.enabled() and text_cache.applies(inp):
+            size = text_cache.estimated_scan_bytes(inp)
+        else:
+            size = load.local_input_bytes([inp])
+        if size is None:
+            return None
+        total += size
+    return total

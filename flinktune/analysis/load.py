@@ -22,7 +22,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
 
 from flinktune.analysis import names
 from flinktune.errors import MetricsError
@@ -278,9 +278,9 @@ def _first_line(path: str) -> str:
 _TYPED: dict[str, str] = {"subtask_index": "string", "ts": "string", "value": "string"}
 
 
-def _read_csv(spark: SparkSession, paths: Sequence[str]) -> DataFrame:
-    from pyspark.sql.types import StringType, StructField, StructType
-
+def csv_columns(paths: Sequence[str]) -> tuple[list[str], str]:
+    """The column names and separator Spark's CSV reader gets: the first local file's header (every
+    file's first line is a header; columns are matched by position)."""
     local = [p for p in paths if not _is_remote(p)]
     header = _first_line(local[0]) if local else None
     if header is None:
@@ -289,11 +289,19 @@ def _read_csv(spark: SparkSession, paths: Sequence[str]) -> DataFrame:
     cols = [c.strip().strip('"') for c in header.split(sep)]
     if len(cols) < 2 or len(set(cols)) != len(cols):
         raise MetricsError("CSV header is missing or repeats a column", file=local[0], line=1)
+    return cols, sep
+
+
+def _read_csv(spark: SparkSession, paths: Sequence[str]) -> DataFrame:
+    from pyspark.sql.types import StringType, StructField, StructType
+
+    cols, sep = csv_columns(paths)
     # Every CSV column is read as text with an explicit schema and cast by us: a wrong type then
     # surfaces as a clear error instead of a silently inferred string column.
     schema = StructType([StructField(c, StringType(), True) for c in cols])
     # escape='"': CSV writers (Python's csv, pandas, Excel) double a quote inside a quoted field
     # (RFC 4180); Spark's default escape is a backslash, which splits such a row in the wrong place.
+    # (text_cache.py reads local files with the same options in pyarrow.)
     return spark.read.csv(
         list(paths),
         schema=schema,
@@ -306,9 +314,10 @@ def _read_csv(spark: SparkSession, paths: Sequence[str]) -> DataFrame:
     )
 
 
-def _read_json(spark: SparkSession, paths: Sequence[str]) -> DataFrame:
-    from pyspark.sql.types import DoubleType, LongType, StringType, StructField, StructType
-
+def json_fields(paths: Sequence[str]) -> list[tuple[str, str]]:
+    """(name, Spark type) of each field Spark's JSON reader gets, from the first record of the first
+    local file: text for strings, booleans and nulls, bigint for whole-number times and subtasks,
+    double for other numbers."""
     local = [p for p in paths if not _is_remote(p)]
     if not local:
         raise MetricsError("JSON-lines dumps on remote storage need a local copy or parquet", file=paths[0])
@@ -322,14 +331,22 @@ def _read_json(spark: SparkSession, paths: Sequence[str]) -> DataFrame:
     fields = []
     for key, val in record.items():
         if isinstance(val, bool | str) or val is None:
-            fields.append(StructField(key, StringType(), True))
+            fields.append((key, "string"))
         elif isinstance(val, int) and key in ("ts", "timestamp", "ts_ms", "subtask_index", "subtask"):
-            fields.append(StructField(key, LongType(), True))
+            fields.append((key, "bigint"))
         elif isinstance(val, int | float):
-            fields.append(StructField(key, DoubleType(), True))
+            fields.append((key, "double"))
         else:
-            fields.append(StructField(key, StringType(), True))
-    return spark.read.json(list(paths), schema=StructType(fields), mode="PERMISSIVE")
+            fields.append((key, "string"))
+    return fields
+
+
+def _read_json(spark: SparkSession, paths: Sequence[str]) -> DataFrame:
+    from pyspark.sql.types import DoubleType, LongType, StringType, StructField, StructType
+
+    spark_types = {"string": StringType(), "bigint": LongType(), "double": DoubleType()}
+    schema = StructType([StructField(key, spark_types[typ], True) for key, typ in json_fields(paths)])
+    return spark.read.json(list(paths), schema=schema, mode="PERMISSIVE")
 
 
 def _read_prometheus(spark: SparkSession, paths: Sequence[str]) -> DataFrame:
@@ -368,19 +385,25 @@ def _read_prometheus(spark: SparkSession, paths: Sequence[str]) -> DataFrame:
     )
 
 
-def read_raw(spark: SparkSession, inputs: Sequence[InputSet]) -> list[DataFrame]:
-    """One DataFrame per input set, in its own columns (not yet canonical)."""
+def read_raw(
+    spark: SparkSession, inputs: Sequence[InputSet], converted: Mapping[InputSet, Sequence[str]] | None = None
+) -> list[DataFrame]:
+    """One DataFrame per input set, in its own columns (not yet canonical). ``converted``: parquet
+    files standing in for text inputs (text_cache.py), read instead of the text with the schema
+    Spark's text reader would give."""
     frames = []
     for inp in inputs:
         try:
-            if inp.fmt == "parquet":
-                check_parquet(inp.paths)
+            stand_in = converted.get(inp) if converted is not None else None
+            if inp.fmt == "parquet" or stand_in is not None:
+                paths = inp.paths if stand_in is None else tuple(stand_in)
+                check_parquet(paths)
                 reader = spark.read.option("pathGlobFilter", "*.parq*")
-                ddl = parquet_schema_ddl(inp.paths)
+                ddl = parquet_schema_ddl(paths)
                 if ddl is not None:
                     reader = reader.schema(ddl)
                 # Only *.parquet files: a dump folder also holds plan.json, configs, scrapes.
-                frames.append(reader.parquet(*inp.paths))
+                frames.append(reader.parquet(*paths))
             elif inp.fmt == "csv":
                 frames.append(_read_csv(spark, inp.paths))
             elif inp.fmt == "json":
@@ -524,18 +547,30 @@ def to_canonical(df: DataFrame, source: str) -> DataFrame:
     return with_keys(normalise_names(out))
 
 
+# Expressions are built as SQL text where they are long: each pyspark function call is several
+# py4j round trips into the JVM (~3,000 per analysis, ~0.5 s of a 1e6-row run, measured), one
+# F.expr() is a few. The expressions Spark plans are the same.
+JOB_KEY_SQL: Final[str] = "coalesce(job_id, job_name, '')"
+VERTEX_KEY_SQL: Final[str] = "coalesce(vertex_id, task_name)"
+
+
+def sql_text(value: str) -> str:
+    """A Spark SQL string literal (backslash escapes, Spark's default)."""
+    return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
 def job_key() -> Column:
     """A sample's job: its id, else its name, else '' (one unnamed job)."""
     from pyspark.sql import functions as F
 
-    return F.coalesce(F.col("job_id"), F.col("job_name"), F.lit(""))
+    return F.expr(JOB_KEY_SQL)
 
 
 def vertex_key() -> Column:
     """A sample's vertex: its id, else its task name (null: the sample names no vertex)."""
     from pyspark.sql import functions as F
 
-    return F.coalesce(F.col("vertex_id"), F.col("task_name"))
+    return F.expr(VERTEX_KEY_SQL)
 
 
 def series_hashes(job: Column, vertex: Column) -> tuple[Column, Column]:
@@ -674,16 +709,18 @@ def load_canonical(
     filters: Filters,
     keep_unread: bool = False,
     prescanned: Mapping[InputSet, DumpNames | None] | None = None,
+    converted: Mapping[InputSet, Sequence[str]] | None = None,
 ) -> DataFrame:
     """All inputs as one canonical DataFrame (lazy: nothing runs yet): the canonical columns plus
     the aggregation keys ``mkey``, ``job_hash`` and ``vertex_hash``. Time filters are applied
     to the raw ``ts`` column when it is already epoch ms, so parquet pushes them down.
     ``keep_unread``: rows of metrics the analysis does not read may stay, with null ``metric``,
     ``rank`` and ``mkey`` (cheaper for a caller that aggregates and drops them afterwards).
-    ``prescanned``: prescan() results computed earlier (e.g. while the JVM started)."""
+    ``prescanned``: prescan() results computed earlier (e.g. while the JVM started);
+    ``converted``: parquet stand-ins for text inputs (read_raw)."""
     from pyspark.sql import functions as F
 
-    frames = read_raw(spark, inputs)
+    frames = read_raw(spark, inputs, converted)
     out = None
     for inp, raw in zip(inputs, frames, strict=True):
         types = dict(raw.dtypes)
@@ -709,7 +746,12 @@ def load_canonical(
             _check_types(raw, inp.paths[0])
         # Spark reads local parquet with the footers' schema (parquet_schema_ddl), so prescan's
         # view of the columns is Spark's.
-        fast = prescanned[inp] if prescanned is not None and inp in prescanned else prescan(inp)
+        if prescanned is not None and inp in prescanned:
+            fast = prescanned[inp]
+        elif converted is not None and inp in converted:
+            fast = prescan(InputSet("parquet", tuple(converted[inp])))
+        else:
+            fast = prescan(inp)
         if fast is not None:
             canon = apply_filters(_canonical_by_hash(raw, fast, keep_unread), filters)
         else:
@@ -717,7 +759,7 @@ def load_canonical(
         # Every metric read here (time per second, pool usage, counters, meters) is a finite number
         # >= 0: NaN, +-inf, negatives and values that did not parse are not measurements, so they are
         # dropped on both paths (Spark orders NaN above +inf: this one test removes them all, and nulls).
-        canon = canon.where((F.col("value") >= 0) & (F.col("value") < F.lit(float("inf"))))
+        canon = canon.where("value >= 0 AND value < CAST('Infinity' AS DOUBLE)")
         out = canon if out is None else out.unionByName(canon)
     assert out is not None
     return out
@@ -766,6 +808,8 @@ class DumpNames:
     metrics: dict[str, tuple[str, int]]
     job_key: str | None
     series_bound: int | None = None
+    rows: int | None = None  # in the footers
+    unread: bool = True  # some name in the dump is one the analysis does not read
 
 
 def _distinct_in_chunks(column) -> set[str]:  # type: ignore[no-untyped-def]
@@ -802,9 +846,15 @@ def prescan(inp: InputSet) -> DumpNames | None:
     distinct: set[str] = set()
     # Per job and vertex column: distinct non-null values and whether any row is null.
     seen: dict[str, tuple[set[str], bool]] = {c: (set(), False) for c in (*job_cols, *vertex_cols)}
-    max_subtask: int | None = 0
+    # Text subtask indexes have text statistics ("9" > "10"): no bound from those.
+    integer = ("int", "bigint", "smallint", "tinyint")
+    max_subtask: int | None = 0 if types.get("subtask_index") in (None, *integer) else None
+    # Distinct (job, vertex) pairs: several jobs' vertices are not every job's (None: not known).
+    pairs: set[tuple[str, str]] | None = set()
+    rows = 0
     for f in files:
         pf = pq.ParquetFile(f, read_dictionary=["metric", *seen])
+        rows += pf.metadata.num_rows
         present = set(pf.schema_arrow.names)
         names_in_file = pf.schema_arrow.names
         for rg in range(pf.num_row_groups):
@@ -820,6 +870,9 @@ def prescan(inp: InputSet) -> DumpNames | None:
                     continue
                 column = table.column(c)
                 seen[c] = (values | _distinct_in_chunks(column), has_null or column.null_count > 0)
+            if pairs is not None:
+                found = _owner_pairs(table, job_cols, vertex_cols)
+                pairs = None if found is None else pairs | found
             if "subtask_index" in present and max_subtask is not None:
                 st = pf.metadata.row_group(rg).column(names_in_file.index("subtask_index")).statistics
                 max_subtask = max(max_subtask, int(st.max)) if st is not None and st.has_min_max else None
@@ -833,10 +886,61 @@ def prescan(inp: InputSet) -> DumpNames | None:
     job_key = _constant_job_key({c: seen[c] for c in job_cols})
     bound = None
     if max_subtask is not None:
-        jobs = 1 if job_key is not None else sum(len(seen[c][0]) for c in job_cols) + 1
-        vertices = max(1, sum(len(seen[c][0]) for c in vertex_cols))
-        bound = jobs * vertices * (max_subtask + 1) * max(1, len(set(mapping.values())))
-    return DumpNames(mapping, job_key, bound)
+        if pairs is not None:
+            owners = max(1, len(pairs))
+        else:
+            jobs = 1 if job_key is not None else sum(len(seen[c][0]) for c in job_cols) + 1
+            owners = jobs * max(1, sum(len(seen[c][0]) for c in vertex_cols))
+        bound = owners * (max_subtask + 1) * max(1, len(set(mapping.values())))
+    return DumpNames(mapping, job_key, bound, rows, unread=len(mapping) < len(distinct))
+
+
+def _key_column(table, columns: Sequence[str]):  # type: ignore[no-untyped-def]
+    """The column that alone gives coalesce(columns...) on every row of the row group: the first
+    present one when it has no null; '' when none is present; None when it has nulls (the key
+    would need the next column: not worth it here)."""
+    for c in columns:
+        if c in table.column_names:
+            column = table.column(c)
+            return column if column.null_count == 0 else None
+    return ""
+
+
+def _owner_pairs(table, job_cols: Sequence[str], vertex_cols: Sequence[str]) -> set[tuple[str, str]] | None:  # type: ignore[no-untyped-def]
+    """Distinct (job key, vertex key) pairs of one row group, from the dictionary codes (one
+    bincount, no per-row Python), or None when they cannot be told cheaply."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    job = _key_column(table, job_cols)
+    vertex = _key_column(table, vertex_cols)
+    if job is None or vertex is None or isinstance(vertex, str):
+        return None
+    jobs_here = {""} if isinstance(job, str) else _distinct_in_chunks(job)
+    if len(jobs_here) == 1:
+        # One job in the row group (the common case): its pairs are its vertex names, read from
+        # the dictionaries, with no pass over the rows.
+        (only,) = jobs_here
+        return {(only, v) for v in _distinct_in_chunks(vertex)}
+    codes = []
+    dictionaries = []
+    for column in (job, vertex):
+        if isinstance(column, str):  # no job column: one job, ''
+            codes.append(np.zeros(len(table), dtype=np.int64))
+            dictionaries.append([""])
+            continue
+        arr = column.combine_chunks()
+        enc = arr if pa.types.is_dictionary(arr.type) else pc.dictionary_encode(arr)
+        codes.append(enc.indices.to_numpy(zero_copy_only=False).astype(np.int64))
+        dictionaries.append(enc.dictionary.to_pylist())
+    width = max(1, len(dictionaries[1]))
+    combined = codes[0] * width + codes[1]
+    if len(dictionaries[0]) * width <= 1 << 24:
+        hit = np.flatnonzero(np.bincount(combined, minlength=len(dictionaries[0]) * width))
+    else:
+        hit = np.unique(combined)
+    return {(dictionaries[0][c // width], dictionaries[1][c % width]) for c in hit.tolist()}
 
 
 def _constant_job_key(jobs: dict[str, tuple[set[str], bool]]) -> str | None:
@@ -876,6 +980,15 @@ def metric_of_key(mkey: Column) -> tuple[Column, Column]:
     )
 
 
+def metric_of_key_sql(mkey: str) -> tuple[str, str]:
+    """metric_of_key for a key given as SQL text."""
+    metric_names = ", ".join(sql_text(m) for m in names.METRICS)
+    return (
+        f"element_at(array({metric_names}), CAST(({mkey}) / {names.RANK_SPAN} AS INT) + 1)",
+        f"CAST(({mkey}) % {names.RANK_SPAN} AS INT)",
+    )
+
+
 def _canonical_by_hash(raw: DataFrame, names_seen: DumpNames, keep_unread: bool) -> DataFrame:
     """Canonical rows for a dump whose distinct metric names are known (read from the parquet
     dictionaries): each row's name is hashed once (xxhash64) and compared with the hashes of the
@@ -892,38 +1005,38 @@ def _canonical_by_hash(raw: DataFrame, names_seen: DumpNames, keep_unread: bool)
     mapping = names_seen.metrics
     types = dict(raw.dtypes)
 
-    def col(name: str, typ: str) -> Column:
-        return F.col(name).cast(typ) if name in types else F.lit(None).cast(typ)
+    def col(name: str, typ: str) -> str:
+        return f"CAST(`{name}` AS {typ})" if name in types else f"CAST(NULL AS {typ})"
 
-    hashed = F.xxhash64(F.col("metric"))
-    mkey = None
-    for raw_name, (canonical, rank_value) in sorted(mapping.items()):
-        cond = hashed == F.xxhash64(F.lit(raw_name))
-        k = F.lit(names.METRICS.index(canonical) * names.RANK_SPAN + rank_value)
-        mkey = F.when(cond, k) if mkey is None else mkey.when(cond, k)
-    if mkey is None:  # no name in the dump is one the analysis reads
-        mkey = F.lit(None).cast("int")
-    metric_name, rank = metric_of_key(mkey)
+    whens = " ".join(
+        f"WHEN xxhash64(metric) = xxhash64({sql_text(raw_name)}) "
+        f"THEN {names.METRICS.index(canonical) * names.RANK_SPAN + rank_value}"
+        for raw_name, (canonical, rank_value) in sorted(mapping.items())
+    )
+    # No name in the dump is one the analysis reads: no key.
+    mkey = f"CASE {whens} END" if whens else "CAST(NULL AS INT)"
+    metric_name, rank = metric_of_key_sql(mkey)
+    strings = {c: col(c, "string") for c in ("job_id", "job_name", "vertex_id", "task_name")}
     canon_cols = [
-        F.col("ts").cast("bigint").alias("ts"),
-        col("job_id", "string").alias("job_id"),
-        col("job_name", "string").alias("job_name"),
-        col("vertex_id", "string").alias("vertex_id"),
-        col("task_name", "string").alias("task_name"),
-        col("subtask_index", "int").alias("subtask_index"),
-        col("tm_id", "string").alias("tm_id"),
-        metric_name.alias("metric"),  # type: ignore[union-attr]
-        rank.alias("rank"),  # type: ignore[union-attr]
-        F.col("value").cast("double").alias("value"),
+        "CAST(ts AS BIGINT) AS ts",
+        *[f"{expr} AS {c}" for c, expr in strings.items()],
+        f"{col('subtask_index', 'int')} AS subtask_index",
+        f"{col('tm_id', 'string')} AS tm_id",
+        f"{metric_name} AS metric",
+        f"{rank} AS rank",
+        "CAST(value AS DOUBLE) AS value",
+        f"{mkey} AS mkey",
+        f"xxhash64(coalesce({strings['vertex_id']}, {strings['task_name']})) AS vertex_hash",
     ]
-    with_cols = raw
-    for c in ("job_id", "job_name", "vertex_id", "task_name"):
-        if c not in types:
-            with_cols = with_cols.withColumn(c, F.lit(None).cast("string"))
-    job = F.lit(names_seen.job_key) if names_seen.job_key is not None else job_key()
-    rows = with_cols.where((F.col("value") >= 0) & (F.col("value") < F.lit(float("inf"))))
-    if keep_unread:
-        lengths = sorted({len(n.encode("utf-8")) for n in mapping})
-        rows = rows.where(F.octet_length(F.col("metric")).isin(lengths))
-    out = rows.select(*canon_cols, mkey.alias("mkey"), *series_hashes(job, vertex_key()))  # type: ignore[union-attr]
-    return out if keep_unread else out.where(F.col("mkey").isNotNull())
+    # The job hash of a dump of one job is a literal (folded by Spark, nothing per row); the job
+    # key is the dump's text, so it stays a Column literal rather than SQL text.
+    if names_seen.job_key is not None:
+        job_hash = F.xxhash64(F.lit(names_seen.job_key))
+    else:
+        job_hash = F.expr(f"xxhash64(coalesce({strings['job_id']}, {strings['job_name']}, ''))")
+    rows = raw.where("value >= 0 AND value < CAST('Infinity' AS DOUBLE)")
+    if keep_unread and names_seen.unread:
+        lengths = ", ".join(str(n) for n in sorted({len(n.encode("utf-8")) for n in mapping}))
+        rows = rows.where(f"octet_length(metric) IN ({lengths})" if lengths else "false")
+    out = rows.select(*[F.expr(c) for c in canon_cols], job_hash.alias("job_hash"))
+    return out if keep_unread else out.where("mkey IS NOT NULL")

@@ -46,6 +46,11 @@ TUNED_CONF: Final[dict[str, str]] = {
     "spark.ui.enabled": "false",
     "spark.ui.showConsoleProgress": "false",
     "spark.sql.objectHashAggregate.sortBased.fallbackThreshold": "1000000",
+    # One hash map per aggregation, without the small row-based first-level map Spark puts in
+    # front of it (min_by/max_by keep the vectorised one out): measured, the slot aggregation of
+    # 5e7 rows took ~12% less JVM CPU (whole run ~0.5 s of 10.5 s), and no shape measured (120
+    # to 51,200 series, 1e6 to 5e7 rows) was measurably slower.
+    "spark.sql.codegen.aggregate.map.twolevel.enabled": "false",
     "spark.sql.adaptive.enabled": "true",
     "spark.driver.memory": "1g",
     "spark.sql.session.timeZone": "UTC",

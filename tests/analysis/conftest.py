@@ -35,3 +35,15 @@ def spark() -> Iterator[object]:
     session = build_session("local[2]", {"spark.sql.shuffle.partitions": "2"})
     yield session
     session.stop()
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _text_cache_in_tmp(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Text dumps converted to parquet (analysis/text_cache.py) go to a folder of this test run,
+    not to the user's cache."""
+    from flinktune.analysis import text_cache
+
+    folder = tmp_path_factory.mktemp("text-dumps")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(text_cache, "folder", lambda: folder)
+        yield

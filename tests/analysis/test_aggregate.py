@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from flinktune.analysis import aggregate, load, series_local
+from flinktune.analysis import aggregate, load, names, series_local
 
 pytestmark = pytest.mark.spark
 
@@ -157,3 +157,17 @@ def test_numpy_twin_matches_spark_on_a_mixed_dump(spark) -> None:  # type: ignor
         )
         assert len(got) == 2 * 3 * 4
         assert_same_series(got, {tuple(r[k] for k in key): r for r in local})
+
+
+def test_packed_key_keeps_negative_and_large_subtasks(spark) -> None:  # type: ignore[no-untyped-def]
+    # slot_stats packs subtask, metric key and slot into one long and unpacks them after the
+    # aggregation: odd subtask indexes (-1 from some exporters, 2^31 - 1) and the last slot survive.
+    rows = [(1_000 + t * 100, sub, "busyTimeMsPerSecond", 10.0 * t) for sub in (-1, 0, 7, 2**31 - 1)
+            for t in range(11)]
+    df = frame(spark, rows)
+    got = aggregate.slot_stats(df, 1_000, 100).collect()
+    assert {r["subtask_index"] for r in got} == {-1, 0, 7, 2**31 - 1}
+    assert {r["slot"] for r in got} == set(range(11))
+    mkey = names.METRICS.index("busyTimeMsPerSecond") * names.RANK_SPAN + 1
+    assert {r["mkey"] for r in got} == {mkey}
+    assert all(r["n"] == 1 and r["s"] == r["v0"] == r["v1"] for r in got)

@@ -61,19 +61,20 @@ def _series(spark, canon) -> dict[tuple[object, ...], dict[str, object]]:  # typ
     }
 
 
-@pytest.mark.parametrize("jobs", [("a1",), ("a1", "b2")])
-def test_fast_path_equals_row_by_row_path(spark, tmp_path, jobs) -> None:  # type: ignore[no-untyped-def]
-    folder = _write(tmp_path, _rows(jobs))
+READ = ("backPressuredTimeMsPerSecond", "Shuffle.Netty.Output.Buffers.outPoolUsage", "buffers.outPoolUsage",
+        "numRecordsOut")
+
+
+@pytest.mark.parametrize(("jobs", "only_read"), [(("a1",), False), (("a1", "b2"), False), (("a1",), True)])
+def test_fast_path_equals_row_by_row_path(spark, tmp_path, jobs, only_read) -> None:  # type: ignore[no-untyped-def]
+    # only_read: every name in the dump is one the analysis reads (no name-length filter then).
+    rows = [r for r in _rows(jobs) if not only_read or r["metric"] in READ]
+    folder = _write(tmp_path, rows)
     inputs = load.resolve_inputs([str(folder)])
     raw = load.read_raw(spark, inputs)[0]
     seen = load.prescan(inputs[0])
     assert seen is not None and seen.job_key == (jobs[0] if len(jobs) == 1 else None)
-    assert set(seen.metrics) == {
-        "backPressuredTimeMsPerSecond",
-        "Shuffle.Netty.Output.Buffers.outPoolUsage",
-        "buffers.outPoolUsage",
-        "numRecordsOut",
-    }
+    assert set(seen.metrics) == set(READ) and seen.unread is not only_read
     fast = _series(spark, load.load_canonical(spark, inputs, load.Filters(), keep_unread=True))
     slow = _series(spark, load.to_canonical(raw, str(folder)))
     assert fast.keys() == slow.keys() and len(fast) == len(jobs) * 2 * 4
@@ -178,3 +179,15 @@ def test_pick_descriptors_takes_the_greatest_name() -> None:
     assert got[(1, 2, 0)]["tm_id"] == "tm-b" and got[(1, 2, 0)]["job_name"] == "name"
     assert got[(1, 2, 0)]["task_name"] == "Map"
     assert got[(1, 2, 1)]["tm_id"] is None and got[(1, 2, 1)]["task_name"] == "Map"
+
+
+def test_one_job_key_added_after_the_aggregation(spark, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    # With the dump's one job known, its hash is not a grouping key of every row: same slot table.
+    folder = _write(tmp_path, _rows(("a1",)))
+    inputs = load.resolve_inputs([str(folder)])
+    canon = load.load_canonical(spark, inputs, load.Filters(), keep_unread=True)
+    plain = aggregate.slot_stats(canon, T0, 3000)
+    keyed = aggregate.slot_stats(canon, T0, 3000, job_key="a1")
+    assert sorted(map(tuple, plain.collect())) == sorted(map(tuple, keyed.collect()))
+    plan = keyed._jdf.queryExecution().executedPlan().toString()
+    assert "HashAggregate(keys=[vertex_hash" in plan
