@@ -169,11 +169,12 @@ def _drop_orphan_recordings(directory: Path) -> None:
             pid = int(part.name.rsplit(".", 2)[-2])
         except ValueError:
             continue
-        if not _alive(pid) and not _lock_held(ClassCache(directory, part.name[6:].split(".")[0])):
+        if not alive(pid) and not _lock_held(ClassCache(directory, part.name[6:].split(".")[0])):
             part.unlink(missing_ok=True)
 
 
-def _alive(pid: int) -> bool:
+def alive(pid: int) -> bool:
+    """Whether a process with this id exists (one owned by another user counts)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -312,7 +313,7 @@ def prune(directory: Path, keep: str, now: float | None = None) -> None:
 
 def _wait_for_exit(pid: int, timeout_s: float) -> None:
     end = time.monotonic() + timeout_s
-    while time.monotonic() < end and _alive(pid):
+    while time.monotonic() < end and alive(pid):
         time.sleep(0.5)
 
 

@@ -51,7 +51,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
 from flinktune.analysis import load
-from flinktune.analysis.class_cache import cache_dir
+from flinktune.analysis.class_cache import alive, cache_dir
 from flinktune.errors import MetricsError
 
 if TYPE_CHECKING:
@@ -527,7 +527,7 @@ def prune(directory: Path, keep: set[Path], now: float | None = None) -> None:
         name = entry.name
         if name.endswith(".tmp"):
             pid = name.rsplit(".", 2)[-2]
-            if not pid.isdigit() or not _alive(int(pid)):
+            if not pid.isdigit() or not alive(int(pid)):
                 entry.unlink(missing_ok=True)
         elif name.endswith((".parquet", ".spark")):
             if entry not in keep and now - st.st_mtime > UNUSED_S:
@@ -542,16 +542,6 @@ def prune(directory: Path, keep: set[Path], now: float | None = None) -> None:
             continue
         entry.unlink(missing_ok=True)
         total -= size
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def convert_inputs(

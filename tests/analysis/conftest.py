@@ -47,3 +47,14 @@ def _text_cache_in_tmp(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Non
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(text_cache, "folder", lambda: folder)
         yield
+
+
+def rounded(doc: object) -> object:
+    """Sums in another order differ in the last bit; the report's figures do not."""
+    if isinstance(doc, float):
+        return float(f"{doc:.9g}")
+    if isinstance(doc, list):
+        return [rounded(x) for x in doc]
+    if isinstance(doc, dict):
+        return {k: rounded(v) for k, v in doc.items()}
+    return doc

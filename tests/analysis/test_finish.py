@@ -15,7 +15,7 @@ import pytest
 from flinktune.analysis import AnalysisOptions, job, load, names, series_local
 from flinktune.analysis.render import render_json
 
-from .conftest import real_dump  # type: ignore[import-not-found]
+from .conftest import real_dump, rounded  # type: ignore[import-not-found]
 
 T0 = 1_790_000_000_000
 
@@ -61,19 +61,9 @@ def test_partial_aggregation_bypass_and_finish_do_not_change_the_report(spark, m
         monkeypatch.setattr(job, "BYPASS_RATIO", ratio)
         monkeypatch.setattr(job, "LOCAL_FINISH_MAX_ROWS", local)
         doc = json.loads(render_json(job.analyze(AnalysisOptions(inputs=(dump,)), session=spark)))
-        reports.append(_rounded(doc))
+        reports.append(rounded(doc))
     assert reports[0] == reports[1] == reports[2]
     assert spark.conf.get("spark.sql.execution.bypassPartialAggregation", "false") == "false"
-
-
-def _rounded(doc: object) -> object:
-    if isinstance(doc, float):
-        return float(f"{doc:.9g}")
-    if isinstance(doc, list):
-        return [_rounded(x) for x in doc]
-    if isinstance(doc, dict):
-        return {k: _rounded(v) for k, v in doc.items()}
-    return doc
 
 
 def test_strips_take_the_best_name_then_the_worst_subtask() -> None:

@@ -23,7 +23,7 @@ from flinktune.analysis.job import prepare_inputs
 from flinktune.analysis.render import render_json, render_markdown
 from flinktune.errors import MetricsError
 
-from .conftest import real_dump  # type: ignore[import-not-found]
+from .conftest import real_dump, rounded  # type: ignore[import-not-found]
 
 T0 = 1_790_000_000_000
 HEADER = "ts,job_id,task_name,subtask_index,metric,value\n"
@@ -72,20 +72,9 @@ def _write_text(table: pa.Table, folder: Path, fmt: str) -> Path:
     return folder
 
 
-def _rounded(doc: object) -> object:
-    """Sums in another order differ in the last bit; the report's figures do not."""
-    if isinstance(doc, float):
-        return float(f"{doc:.9g}")
-    if isinstance(doc, list):
-        return [_rounded(x) for x in doc]
-    if isinstance(doc, dict):
-        return {k: _rounded(v) for k, v in doc.items()}
-    return doc
-
-
 def _report(spark, folder: Path) -> tuple[str, object]:  # type: ignore[no-untyped-def]
     result = analyze(AnalysisOptions(inputs=(str(folder),)), session=spark)
-    return render_markdown(result), _rounded(json.loads(render_json(result)))
+    return render_markdown(result), rounded(json.loads(render_json(result)))
 
 
 @pytest.mark.spark

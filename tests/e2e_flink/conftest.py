@@ -26,7 +26,7 @@ import time
 import urllib.error
 import urllib.request
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -94,6 +94,33 @@ def yaml_lines(config: dict[str, Any]) -> str:
         return str(value)
 
     return "".join(f"{key}: {plain(value)}\n" for key, value in config.items())
+
+
+def run_driver(
+    command: Callable[[Path], list[str]], prefix: str, flink_home: Path, what: str
+) -> dict[str, Any]:
+    """Run an end-to-end driver (``command(work folder)``) in its own session and return the JSON
+    summary it prints last; its work folder goes afterwards (kept with FLINKTUNE_E2E_KEEP). A summary
+    with "skip" skips the test, naming ``what``. The driver stops its own processes by PID on SIGTERM."""
+    work = Path(tempfile.mkdtemp(prefix=prefix))
+    proc = subprocess.Popen(
+        command(work),
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+        env={**os.environ, "FLINK_HOME": str(flink_home)},
+    )
+    try:
+        stdout, stderr = proc.communicate(timeout=900)
+    except subprocess.TimeoutExpired:
+        os.kill(proc.pid, signal.SIGTERM)
+        stdout, stderr = proc.communicate(timeout=120)
+    finally:
+        if not os.environ.get("FLINKTUNE_E2E_KEEP"):
+            shutil.rmtree(work, ignore_errors=True)
+    assert proc.returncode == 0, stderr[-4000:]
+    summary: dict[str, Any] = json.loads(stdout.strip().splitlines()[-1])
+    if "skip" in summary:
+        pytest.skip(f"{what} skipped: {summary['skip']}")
+    return summary
 
 
 def _stop(proc: subprocess.Popen[bytes], grace_s: float = 20.0) -> None:

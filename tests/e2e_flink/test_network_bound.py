@@ -26,12 +26,13 @@ import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+from .conftest import run_driver
 
 pytestmark = pytest.mark.flink
 
@@ -105,25 +106,11 @@ def namespaces() -> Iterator[tuple[str, str]]:
 @pytest.fixture(scope="module")
 def loop(namespaces: tuple[str, str], flink_home: Path) -> dict:
     a, b = namespaces
-    work = Path(tempfile.mkdtemp(prefix="flinktune-netbound-e2e-"))
-    proc = subprocess.Popen(
-        ["ip", "netns", "exec", a, sys.executable, str(DRIVER), str(work), "--self", A_ADDR,
-         "--peer-ns", b, "--peer", B_ADDR, "--bandwidth", BANDWIDTH],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
-        env={**os.environ, "FLINK_HOME": str(flink_home)},
+    summary = run_driver(
+        lambda work: ["ip", "netns", "exec", a, sys.executable, str(DRIVER), str(work), "--self", A_ADDR,
+                      "--peer-ns", b, "--peer", B_ADDR, "--bandwidth", BANDWIDTH],
+        "flinktune-netbound-e2e-", flink_home, "network-bound closed loop",
     )
-    try:
-        stdout, stderr = proc.communicate(timeout=900)
-    except subprocess.TimeoutExpired:
-        os.kill(proc.pid, signal.SIGTERM)   # the driver stops its processes by PID on SIGTERM
-        stdout, stderr = proc.communicate(timeout=120)
-    finally:
-        if not os.environ.get("FLINKTUNE_E2E_KEEP"):
-            shutil.rmtree(work, ignore_errors=True)
-    assert proc.returncode == 0, stderr[-4000:]
-    summary = json.loads(stdout.strip().splitlines()[-1])
-    if "skip" in summary:
-        pytest.skip(f"network-bound closed loop skipped: {summary['skip']}")
     changes = [f"{c['new_key'] or c['key']}: {c['current']} -> {c['recommended']}"
                for c in summary["recommendation"]["changes"]]
     print("network-bound closed loop:", json.dumps({k: summary[k] for k in ("before", "after")}),

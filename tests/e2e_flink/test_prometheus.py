@@ -13,16 +13,15 @@ Every process is stopped by PID (checked here). About 3 minutes.
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
-import signal
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 import pytest
+
+from .conftest import run_driver
 
 pytestmark = pytest.mark.flink
 
@@ -49,28 +48,10 @@ def run(flink_home) -> dict:
     why = _why_not()
     if why:
         pytest.skip(f"Prometheus end-to-end test skipped: {why}")
-    work = Path(tempfile.mkdtemp(prefix="flinktune-prom-e2e-"))
-    proc = subprocess.Popen(
-        ["unshare", "-n", "--", sys.executable, str(DRIVER), str(work)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        start_new_session=True,
-        env={**os.environ, "FLINK_HOME": str(flink_home)},
+    return run_driver(
+        lambda work: ["unshare", "-n", "--", sys.executable, str(DRIVER), str(work)],
+        "flinktune-prom-e2e-", flink_home, "Prometheus end-to-end test",
     )
-    try:
-        stdout, stderr = proc.communicate(timeout=900)
-    except subprocess.TimeoutExpired:
-        os.kill(proc.pid, signal.SIGTERM)  # the driver stops its processes by PID on SIGTERM
-        stdout, stderr = proc.communicate(timeout=120)
-    finally:
-        if not os.environ.get("FLINKTUNE_E2E_KEEP"):
-            shutil.rmtree(work, ignore_errors=True)
-    assert proc.returncode == 0, stderr[-4000:]
-    summary = json.loads(stdout.strip().splitlines()[-1])
-    if "skip" in summary:
-        pytest.skip(f"Prometheus end-to-end test skipped: {summary['skip']}")
-    return summary
 
 
 def _origins(analysis: dict, job_id: str) -> list[tuple]:
