@@ -68,6 +68,9 @@ def _interrupt_analyze(
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         start_new_session=True,  # like a shell job: the signal goes to the whole process group
+        # As a terminal starts it: a test run started in the background (`cmd &` in a script) inherits
+        # SIGINT ignored, and Python then keeps ignoring it.
+        preexec_fn=_default_sigint,
     )
     try:
         time.sleep(after_s)
@@ -81,6 +84,10 @@ def _interrupt_analyze(
     out = _read_available(proc.stdout)
     err = _read_available(proc.stderr)
     return proc.returncode, out, err, scratch, cache
+
+
+def _default_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def _read_available(stream: IO[bytes] | None) -> str:
