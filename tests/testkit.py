@@ -31,3 +31,12 @@ def changed_lines(before: AnyStr, after: AnyStr) -> tuple[list[AnyStr], list[Any
             removed += a[a0:a1]
             added += b[b0:b1]
     return removed, added
+
+
+def default_sigint() -> None:
+    """``preexec_fn`` for a child that a test interrupts with SIGINT: start it with SIGINT at its
+    default, as a terminal would. A suite started in the background (``cmd &`` in a script) passes
+    SIGINT on ignored, and flinktune, like any well-behaved tool, then keeps ignoring it."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_DFL)

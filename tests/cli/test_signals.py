@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import IO
 
 import pytest
+from testkit import default_sigint
 
 REPO = Path(__file__).resolve().parents[2]
 DUMP = REPO / "sample_data" / "slow-sink"
@@ -68,9 +69,7 @@ def _interrupt_analyze(
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         start_new_session=True,  # like a shell job: the signal goes to the whole process group
-        # As a terminal starts it: a test run started in the background (`cmd &` in a script) inherits
-        # SIGINT ignored, and Python then keeps ignoring it.
-        preexec_fn=_default_sigint,
+        preexec_fn=default_sigint,
     )
     try:
         time.sleep(after_s)
@@ -84,10 +83,6 @@ def _interrupt_analyze(
     out = _read_available(proc.stdout)
     err = _read_available(proc.stderr)
     return proc.returncode, out, err, scratch, cache
-
-
-def _default_sigint() -> None:
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def _read_available(stream: IO[bytes] | None) -> str:

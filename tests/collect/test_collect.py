@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
-from testkit import DUMP_COLUMNS
+from testkit import DUMP_COLUMNS, default_sigint
 from typer.testing import CliRunner
 
 from flinktune.cli.app import app
@@ -365,6 +365,7 @@ def _start_cli(fake, out: Path) -> subprocess.Popen:
         stderr=subprocess.PIPE,
         text=True,
         env=env,
+        preexec_fn=default_sigint,
     )
 
 

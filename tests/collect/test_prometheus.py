@@ -33,6 +33,7 @@ from typing import Any, ClassVar
 
 import pyarrow.parquet as pq
 import pytest
+from testkit import default_sigint
 from typer.testing import CliRunner
 
 from flinktune.analysis import prometheus_range
@@ -561,7 +562,7 @@ def test_signal_mid_pull_keeps_a_complete_dump(replay, tmp_path, sig):
             sys.executable, "-m", "flinktune", "collect", "--prometheus", replay.url, "--since",
             f"{meta['start']:.3f}", "--until", f"{meta['end']:.3f}", "--step", "2s", "-o", str(out),
         ],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=default_sigint,
     )  # fmt: skip
     try:
         deadline = time.monotonic() + 60
