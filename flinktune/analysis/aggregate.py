@@ -22,7 +22,9 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
 # A series is one metric of one subtask; ``mkey`` = metric index * RANK_SPAN + rank (load.metric_key).
-SLOT_KEYS = ("job_hash", "vertex_hash", "subtask_index", "mkey")
+# The slot table (slot_stats): one row per series and time slot.
+SLOT_VALUES = ("n", "s", "mx", "t0", "t1", "v0", "v1")
+SLOT_COLUMNS = ("job_hash", "vertex_hash", "subtask_index", "mkey", "slot", *SLOT_VALUES)
 SERIES_KEYS = ("job_hash", "vertex_hash", "subtask_index", "metric", "rank")
 CARRIED = ("job_id", "job_name", "vertex_id", "task_name", "tm_id")
 STRIP_METRICS = (
@@ -101,13 +103,7 @@ def slot_stats(df: DataFrame, origin_ms: int, slot_ms: int, job_key: str | None 
         "CAST(shiftright(k, 32) AS INT) AS subtask_index",
         f"CAST(shiftright({low}, {SLOT_BITS}) AS INT) AS mkey",
         f"CAST({low} & {(1 << SLOT_BITS) - 1} AS INT) AS slot",
-        "n",
-        "s",
-        "mx",
-        "t0",
-        "t1",
-        "v0",
-        "v1",
+        *SLOT_VALUES,
     )
 
 
@@ -177,8 +173,8 @@ def series_stats(slots: DataFrame) -> DataFrame:
     from pyspark.sql import functions as F
 
     # The metric and its rank come back from the int key (small table: one row per series and slot).
-    metric, rank = load.metric_of_key(F.col("mkey"))
-    slots = slots.select("*", metric.alias("metric"), rank.alias("rank")).drop("mkey")
+    metric, rank = load.metric_of_key("mkey")
+    slots = slots.selectExpr("*", f"{metric} AS metric", f"{rank} AS rank").drop("mkey")
     # t0 breaks ties: a restart onto another TaskManager gives two rows in one slot (tm_id differs).
     w = Window.partitionBy(*SERIES_KEYS).orderBy("slot", "t0")
     prev_last = F.lag("v1").over(w)

@@ -272,7 +272,7 @@ def _collect_local(
         slot_t, desc_t = table.filter(mask), table.filter(pc.invert(mask))
     desc_cols = ["job_hash", "vertex_hash", "subtask_index", "job_key", "vertex_key", *aggregate.CARRIED]
     desc_rows = desc_t.select(desc_cols).to_pylist()
-    columns = {c: slot_t[c].to_numpy(zero_copy_only=False) for c in series_local.SLOT_COLUMNS}
+    columns = {c: slot_t[c].to_numpy(zero_copy_only=False) for c in aggregate.SLOT_COLUMNS}
     del table, slot_t, desc_t, is_slot  # the Arrow buffers, before numpy's copies
     rows, strip = series_local.summarise(columns, warm_frac, warm_ms)
     return rows, strip, desc_rows, {c: np.asarray(v) for c, v in columns.items()}

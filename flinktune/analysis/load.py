@@ -969,19 +969,9 @@ def metric_key(metric: Column, rank: Column) -> Column:
     return index * F.lit(names.RANK_SPAN) + rank
 
 
-def metric_of_key(mkey: Column) -> tuple[Column, Column]:
-    """The canonical metric name and rank back from ``mkey`` (null for a null key)."""
-    from pyspark.sql import functions as F
-
-    metric_names = F.array(*[F.lit(m) for m in names.METRICS])
-    return (
-        F.element_at(metric_names, (mkey / F.lit(names.RANK_SPAN)).cast("int") + 1),
-        (mkey % F.lit(names.RANK_SPAN)).cast("int"),
-    )
-
-
-def metric_of_key_sql(mkey: str) -> tuple[str, str]:
-    """metric_of_key for a key given as SQL text."""
+def metric_of_key(mkey: str) -> tuple[str, str]:
+    """The canonical metric name and rank back from ``mkey`` (SQL text; null for a null key), as
+    SQL text."""
     metric_names = ", ".join(sql_text(m) for m in names.METRICS)
     return (
         f"element_at(array({metric_names}), CAST(({mkey}) / {names.RANK_SPAN} AS INT) + 1)",
@@ -1015,7 +1005,7 @@ def _canonical_by_hash(raw: DataFrame, names_seen: DumpNames, keep_unread: bool)
     )
     # No name in the dump is one the analysis reads: no key.
     mkey = f"CASE {whens} END" if whens else "CAST(NULL AS INT)"
-    metric_name, rank = metric_of_key_sql(mkey)
+    metric_name, rank = metric_of_key(mkey)
     strings = {c: col(c, "string") for c in ("job_id", "job_name", "vertex_id", "task_name")}
     canon_cols = [
         "CAST(ts AS BIGINT) AS ts",

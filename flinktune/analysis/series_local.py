@@ -24,21 +24,6 @@ import numpy as np
 from flinktune.analysis import names
 from flinktune.analysis.aggregate import STRIP_METRICS
 
-SLOT_COLUMNS = (
-    "job_hash",
-    "vertex_hash",
-    "subtask_index",
-    "mkey",
-    "slot",
-    "n",
-    "s",
-    "mx",
-    "t0",
-    "t1",
-    "v0",
-    "v1",
-)
-
 
 @dataclass(frozen=True)
 class StripPoints:

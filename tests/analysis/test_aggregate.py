@@ -33,7 +33,7 @@ def series(spark, rows, slots: int = 10, warmup: float = 0.0):  # type: ignore[n
     got = {(r["subtask_index"], r["metric"]): r.asDict(recursive=True) for r in out.collect()}
     table = slot_df.toArrow()
     local = series_local.series_rows(
-        {c: table[c].to_numpy(zero_copy_only=False) for c in series_local.SLOT_COLUMNS}, warmup, None
+        {c: table[c].to_numpy(zero_copy_only=False) for c in aggregate.SLOT_COLUMNS}, warmup, None
     )
     assert_same_series(got, {(r["subtask_index"], r["metric"]): r for r in local})
     return got
@@ -153,7 +153,7 @@ def test_numpy_twin_matches_spark_on_a_mixed_dump(spark) -> None:  # type: ignor
         got = {tuple(r[k] for k in key): r.asDict(recursive=True) for r in out}
         table = slot_df.toArrow()
         local = series_local.series_rows(
-            {c: table[c].to_numpy(zero_copy_only=False) for c in series_local.SLOT_COLUMNS}, warmup, None
+            {c: table[c].to_numpy(zero_copy_only=False) for c in aggregate.SLOT_COLUMNS}, warmup, None
         )
         assert len(got) == 2 * 3 * 4
         assert_same_series(got, {tuple(r[k] for k in key): r for r in local})

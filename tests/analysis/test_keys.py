@@ -116,8 +116,9 @@ def test_metric_key_round_trip(spark) -> None:  # type: ignore[no-untyped-def]
     rows = [(m, r) for m in names.METRICS for r in sorted(set(names.GROUP_RANK.values()))]
     df = spark.createDataFrame(rows, "metric string, rank int")
     key = load.metric_key(F.col("metric"), F.col("rank"))
-    metric, rank = load.metric_of_key(key)
-    back = df.select("metric", "rank", metric.alias("m2"), rank.alias("r2")).collect()
+    metric, rank = load.metric_of_key("k")
+    keyed = df.select("metric", "rank", key.alias("k"))
+    back = keyed.selectExpr("*", f"{metric} AS m2", f"{rank} AS r2").collect()
     assert all(r["metric"] == r["m2"] and r["rank"] == r["r2"] for r in back)
 
 
