@@ -7,12 +7,15 @@ default of 128 makes Spark sort almost all input when a task holds thousands of 
 
 from __future__ import annotations
 
+import atexit
 import contextlib
+import functools
 import os
 import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Iterator, Mapping
@@ -98,7 +101,7 @@ def build_session(
         builder = builder.config(key, value)
     quiet = os.environ.get("FLINKTUNE_SPARK_VERBOSE", "") in ("", "0")
     try:
-        with _stderr_silenced(quiet), _tracked_gateway(), _signal_handlers_kept():
+        with _stderr_silenced(quiet), _tracked_gateway(_local_base(settings)), _signal_handlers_kept():
             spark = builder.getOrCreate()
     except Exception as error:  # py4j/JVM start-up failures carry multi-line Java text
         stop_started_processes()
@@ -123,15 +126,45 @@ _started: list[subprocess.Popen[bytes]] = []
 STOP_GRACE_S: Final[float] = 10.0
 
 
+# Each gateway JVM's own folder for its spark-* scratch folders (SPARK_LOCAL_DIRS), removed once
+# the JVM has ended. The JVM's shutdown hooks delete what they know of, but a JVM ended while it
+# starts can create a folder after they ran (seen: spark-*/userFiles-* left by a Ctrl-C at ~1.8 s,
+# about 1 run in 50).
+_local_dirs: dict[int, str] = {}
+
+
+def _local_base(settings: Mapping[str, str]) -> str:
+    """Where the driver's scratch folders would go: SPARK_LOCAL_DIRS, else spark.local.dir (their
+    first entry), else the temp folder."""
+    configured = os.environ.get("SPARK_LOCAL_DIRS") or settings.get("spark.local.dir") or ""
+    first = configured.split(",")[0].strip()
+    return first if first and os.path.isdir(first) else tempfile.gettempdir()
+
+
 class _GatewayPopen(subprocess.Popen):  # type: ignore[type-arg]
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, local_base: str | None = None, **kwargs: Any) -> None:
         kwargs["start_new_session"] = True
-        super().__init__(*args, **kwargs)
+        private = None
+        env = kwargs.get("env")
+        if local_base is not None and isinstance(env, dict):
+            # Only the driver JVM's environment: executors elsewhere keep their own local dirs.
+            private = tempfile.mkdtemp(prefix="flinktune-spark-", dir=local_base)
+            env["SPARK_LOCAL_DIRS"] = private
+        try:
+            super().__init__(*args, **kwargs)
+        except BaseException:
+            if private is not None:
+                shutil.rmtree(private, ignore_errors=True)
+            raise
         _started.append(self)
+        if private is not None:
+            _local_dirs[self.pid] = private
+            # A run that ends normally: the JVM ends with this process; remove what it leaves.
+            atexit.register(shutil.rmtree, private, True)
 
 
 @contextlib.contextmanager
-def _tracked_gateway() -> Iterator[None]:
+def _tracked_gateway(local_base: str | None = None) -> Iterator[None]:
     """pyspark starts the gateway inside ``getOrCreate`` and hands its Popen back only when the
     JVM is up; a signal in between would lose it (the JVM then outlives us, re-parented to PID 1).
     So the Popen pyspark calls records each process as it starts."""
@@ -144,7 +177,7 @@ def _tracked_gateway() -> Iterator[None]:
     if original is None:
         yield
         return
-    java_gateway.Popen = _GatewayPopen  # type: ignore[attr-defined,misc]
+    java_gateway.Popen = functools.partial(_GatewayPopen, local_base=local_base)  # type: ignore[attr-defined]
     try:
         yield
     finally:
@@ -202,6 +235,9 @@ def stop_started_processes() -> None:
     while _started:
         proc = _started.pop()
         _end_group(proc)
+        private = _local_dirs.pop(proc.pid, None)
+        if private is not None:
+            shutil.rmtree(private, ignore_errors=True)
     with contextlib.suppress(Exception):
         class_cache.drop_recording(class_cache.locate())
     with contextlib.suppress(Exception):
