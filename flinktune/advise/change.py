@@ -83,6 +83,18 @@ class Recommendation:
     # The Kubernetes operator's own network-memory figure when the FlinkDeployment turns its memory
     # tuning on, for comparison only.
     operator_network: OperatorComparison | None = None
+    # Without a plan, when the pessimistic default bound does not fit: the fit at one all-to-all
+    # exchange (any job with a keyBy). If that fits, the job fails only if it has more exchanges.
+    original_minimum_fit: mb.NetworkFit | None = None
+
+    @property
+    def original_fails_for_sure(self) -> bool | None:
+        """Does the original fail whatever the job's graph beyond what is known? None: no verdict."""
+        if self.original_fit is None:
+            return None
+        if self.original_fit.fits:
+            return False
+        return self.original_minimum_fit is None or not self.original_minimum_fit.fits
 
     @property
     def edits(self) -> list[Edit]:

@@ -92,10 +92,16 @@ def recommend(document: ConfigDocument, text: str, version: FlinkVersion, env: E
                           "instead.")
     original = work.original
     original_memory, original_error = original.memory_or_error()
-    original_fit = None
+    original_fit = original_minimum_fit = None
     try:
         if original_memory is not None:
             original_fit = original.fit(original_memory.network_buffers)
+            if (not original_fit.fits and job.graph is None and job.exchanges_source == "default"
+                    and job.exchanges > 1):
+                # Only the pessimistic default bound was judged: one all-to-all exchange (what any job
+                # with a keyBy needs) tells "fails for sure" from "fails at the bound".
+                one = replace(original, job=replace(job, exchanges=1))
+                original_minimum_fit = one.fit(original_memory.network_buffers)
     except ModelInputError as error:       # buffer values Flink refuses: absurd-values replaces them
         original_error = error.message
     changes = run(work, ORDER)
@@ -121,7 +127,8 @@ def recommend(document: ConfigDocument, text: str, version: FlinkVersion, env: E
         path=document.path, format=document.format, name=document.name, version=version, job=job,
         environment=resolved_env, changes=tuple(changes), notes=tuple(work.notes), measured=measured,
         before=original.snapshot(), after=final.snapshot(), demand_assumption=final_demand.assumption,
-        original_fit=original_fit, original_memory_error=original_error, final_fit=final_fit,
+        original_fit=original_fit, original_minimum_fit=original_minimum_fit,
+        original_memory_error=original_error, final_fit=final_fit,
         final_memory_error=final_error, original_text=text, new_text=new_text, assumptions=tuple(assumptions),
         withheld=tuple(work.withheld), barrier_wait_s=wait, operator_network=operator_comparison(situation),
     )

@@ -16,7 +16,6 @@ NETWORK_HEADROOM = 1.25        # default: a fix gives >= 1.25 x Flink's exact re
 THROUGHPUT_HEADROOM = 1.5      # credits for 1.5 x the measured/stated per-channel rate
 MAX_BPC = 16                   # beyond this, bigger segments are the better lever
 MAX_SEGMENT = 256 * 1024
-HEAP_FLOOR_PER_SLOT = 128 * MIB
 
 # Memory ceiling: no TaskManager size above what one container/machine plausibly gives (a 64 GiB
 # container; a bigger need is a different cluster shape - fewer slots per TaskManager, a lower

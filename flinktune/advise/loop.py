@@ -11,11 +11,12 @@ from dataclasses import replace
 from types import ModuleType
 
 from flinktune.advise.change import Change, Effect
-from flinktune.advise.limits import HEAP_FLOOR_PER_SLOT, MIB, memory_ceiling
+from flinktune.advise.limits import MIB, memory_ceiling
 from flinktune.advise.plan import SPEC_MEMORY, Plan, apply_change
 from flinktune.advise.state import KEY_FLINK, KEY_PROCESS, METRICS, ConfigState
 from flinktune.advise.text import mem_value, size_text
 from flinktune.errors import FlinktuneError
+from flinktune.model.network_fit import heap_floor_bytes, next_total_bytes
 from flinktune.units import parse_memory_size
 
 SIZE_KEYS = (KEY_PROCESS, KEY_FLINK, SPEC_MEMORY)
@@ -112,9 +113,7 @@ def fit_memory(plan: Plan) -> str | None:
     slots = plan.job.slots
     original, _error = plan.original.memory_or_error()
     heap_before = original.task_heap_bytes if original is not None else 1 << 62
-    # Keep the task heap the file gives (up to HEAP_FLOOR_PER_SLOT per slot; at least 32 MiB per slot
-    # unless the file gives less already: a small heap is the user's choice, not a reason to grow).
-    floor = min(max(32 * MIB * slots, min(heap_before, HEAP_FLOOR_PER_SLOT * slots)), heap_before)
+    floor = heap_floor_bytes(heap_before, slots)
     memory, error = plan.current.memory_or_error()
     if memory is not None and memory.task_heap_bytes >= floor:
         return None
@@ -128,7 +127,7 @@ def fit_memory(plan: Plan) -> str | None:
     ceiling = memory_ceiling(base_bytes)
     size = base_bytes
     while True:
-        size += max(256 * MIB, (size // 8) // (256 * MIB) * (256 * MIB))
+        size = next_total_bytes(size)
         if size > ceiling:
             return (f"no TaskManager size up to the ceiling {size_text(ceiling)} (docs/recommend.md) leaves "
                     f"{size_text(floor)} of task heap for {slots} slot(s) with these changes: run fewer "

@@ -438,11 +438,15 @@ Placement = Mapping[tuple[str, int], TaskManagerId]
 
 @dataclass(frozen=True)
 class Request:
-    """``count`` requests of ``size`` buffers each, in the order a TaskManager makes them."""
+    """``count`` requests of ``size`` buffers each. ``phase`` is the step of a task's set-up that makes
+    it (0: result partitions, then per input gate ``1 + 2i`` its floating pool and ``2 + 2i`` its
+    exclusive buffers): the tasks of a stage deploy at once and run their set-up side by side, so the
+    pool meets their requests phase by phase (``fits``)."""
 
     what: str
     size: int
     count: int = 1
+    phase: int = 0
 
 
 @dataclass(frozen=True)
@@ -471,10 +475,10 @@ class SubtaskBuffers:
                for p in self.partitions]
         for index, gate in enumerate(self.gates):
             out.append(Request(f"{self.vertex_id}[{self.subtask}] input gate {index} floating pool",
-                               gate.floating_min))
+                               gate.floating_min, 1, 1 + 2 * index))
             if gate.exclusive_per_channel and gate.remote_channels:
                 out.append(Request(f"{self.vertex_id}[{self.subtask}] input gate {index} exclusive buffers",
-                                   gate.exclusive_per_channel, gate.remote_channels))
+                                   gate.exclusive_per_channel, gate.remote_channels, 2 + 2 * index))
         return out
 
 
@@ -680,10 +684,11 @@ def worst_case_taskmanager_buffers(parallelism: int, slots: int, settings: Buffe
         for e in range(n):
             requests.append(Request(f"slot {slot} exchange {e} result partition", part.required))
         for e in range(n):
-            requests.append(Request(f"slot {slot} exchange {e} input gate floating pool", gate.floating_min))
+            requests.append(Request(f"slot {slot} exchange {e} input gate floating pool", gate.floating_min,
+                                    1, 1))
             if gate.exclusive_per_channel:
                 requests.append(Request(f"slot {slot} exchange {e} input gate exclusive buffers",
-                                        gate.exclusive_per_channel, gate.remote_channels))
+                                        gate.exclusive_per_channel, gate.remote_channels, 2))
     assumption = (f"chain of {n} all-to-all exchange(s) at parallelism {p}, {s} slots per TaskManager with "
                   "default slot sharing, every channel remote")
     return TaskManagerBuffers(0, s * per_slot_required, s * per_slot_target, s * (n + 1), tuple(requests),
@@ -731,9 +736,11 @@ def insufficient_buffers_message(requested: int, available: int, total_buffers: 
 def fits(demand: TaskManagerBuffers | int, total_buffers: int, segment_bytes: int) -> NetworkFit:
     """Would the TaskManager start the job's tasks, or fail with "Insufficient number of network buffers"?
 
-    With a TaskManagerBuffers the requests are replayed in order, so the numbers are those Flink
-    prints for the first failing request (tasks deploy concurrently in reality, so the printed
-    figures can differ while the verdict cannot). With a plain int the whole demand is one request.
+    With a TaskManagerBuffers the requests are replayed phase by phase (``Request.phase``: the tasks
+    deploy at once, so every task's result partitions are set up before the input gates' pools and
+    exclusive buffers), so the numbers are those Flink prints for the first failing request. The
+    verdict never depends on the order; the printed figures can, where requests of different sizes
+    race in one phase. With a plain int the whole demand is one request.
     """
     total = _positive_int("total_buffers", total_buffers, allow_zero=True)
     seg = _positive_int("segment_bytes", segment_bytes)
@@ -743,7 +750,7 @@ def fits(demand: TaskManagerBuffers | int, total_buffers: int, segment_bytes: in
         requests: Iterable[Request] = (Request("all pools", required),)
     elif isinstance(demand, TaskManagerBuffers):
         required, target = demand.required, demand.target
-        requests = demand.requests or (Request("all pools", required),)
+        requests = sorted(demand.requests, key=lambda r: r.phase) or (Request("all pools", required),)
     else:
         raise ModelInputError(f"cannot check the fit of a {type(demand).__name__}")
     used = 0

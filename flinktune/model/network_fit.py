@@ -386,43 +386,77 @@ def _clean(after: Situation) -> bool:
     return low is None or high is None or low <= high
 
 
-def network_fix(situation: Situation, headroom: float = DEFAULT_HEADROOM) -> tuple[str, str] | None:
-    """One config change (key, value) that moves a network shortfall towards fitting without
-    creating another error: ``network.min`` to the demand plus headroom when ``network.max`` allows
-    it; else ``network.max`` first (before 1.17 it defaults to 1g: raising only the min would fail
-    with "min ... larger than max"); else, when a larger min would leave no task heap, the total size
-    the file sets. None when there is no shortfall or no single change helps."""
+HEAP_FLOOR_PER_SLOT = 128 * MIB
+
+
+def heap_floor_bytes(heap_before: int, slots: int) -> int:
+    """The task heap a memory raise keeps: what the file gives, up to 128 MiB per slot, at least 32 MiB
+    per slot unless the file gives less already (a small heap is the user's choice, not a reason to
+    grow). recommend and lint's fix grow a TaskManager by the same rule."""
+    return min(max(32 * MIB * slots, min(heap_before, HEAP_FLOOR_PER_SLOT * slots)), heap_before)
+
+
+def next_total_bytes(size: int) -> int:
+    """The next TaskManager size tried when growing one: 256 MiB steps, an eighth of the size when larger."""
+    return size + max(256 * MIB, (size // 8) // (256 * MIB) * (256 * MIB))
+
+
+def network_fix_changes(situation: Situation, headroom: float = DEFAULT_HEADROOM
+                        ) -> tuple[tuple[str, str], ...]:
+    """The config changes (key, value) that move a network shortfall to fitting without creating
+    another error: ``network.min`` to the demand plus headroom when ``network.max`` allows it; else
+    ``network.max`` first (before 1.17 it defaults to 1g: raising only the min would fail with "min
+    ... larger than max"); else, when a larger min would leave no task heap, ``network.min`` together
+    with the total size the file sets, grown by about the network it adds (what recommend does).
+    Growing only the total until the network fraction gives enough would ask for ten times the
+    memory. Empty when there is no shortfall or no change helps."""
     from flinktune.units import format_memory
 
     verdict = network_verdict(situation)
     needed = verdict.needed_network_bytes(headroom)
-    if verdict.fit is None or verdict.fit.fits or needed is None:
-        return None
+    memory = verdict.memory.memory
+    if verdict.fit is None or verdict.fit.fits or needed is None or memory is None:
+        return ()
     eff = situation.effective
     try:
         high = eff.memory_bytes(KEY_NET_MAX)
     except FlinktuneError:
-        return None
+        return ()
+    changes: list[tuple[str, str]] = []
+    trial = situation
     if high is not None and high < needed:
-        # network.max first; only if the larger network still leaves task heap (no new refusal). Else no
-        # single change helps: the finding says what to give instead of a fix that creates an error.
-        raised = (KEY_NET_MAX, format_memory(needed))
-        return raised if _clean(_with_setting(situation, *raised)) else None
-    candidate = (KEY_NET_MIN, format_memory(needed))
-    if _clean(_with_setting(situation, *candidate)):
-        return candidate
-    # A larger network would eat the task heap: grow the total the file sizes by the missing network.
-    memory = verdict.memory.memory
-    assert memory is not None
+        changes.append((KEY_NET_MAX, format_memory(needed)))
+        trial = _with_setting(trial, *changes[-1])
+        if _clean(trial) and network_verdict(trial).fits:
+            return tuple(changes)
+    changes.append((KEY_NET_MIN, format_memory(needed)))
+    trial = _with_setting(trial, *changes[-1])
+    floor = heap_floor_bytes(memory.task_heap_bytes, situation.slots.value)
+    if _fits_keeping_heap(trial, floor):
+        return tuple(changes)
+    # A larger network would eat the task heap: grow the total the file sizes, as recommend does.
     total_key = KEY_TM_FLINK if memory.path == "flink-size" else KEY_TM_PROCESS
     if situation.spec.taskmanager_memory_bytes is not None:
-        return None   # the operator's spec.taskManager.resource.memory decides: a manual change
+        return ()   # the operator's spec.taskManager.resource.memory decides: a manual change
     total = memory.total_flink_bytes if total_key == KEY_TM_FLINK else memory.total_process_bytes
-    step = max(needed - memory.network_bytes, MIB)
     while total < _MAX_TOTAL:
-        total = -(-(total + step) // MIB) * MIB
-        trial = _with_setting(situation, total_key, format_memory(total))
-        if _clean(trial) and network_verdict(trial).fits:
-            return total_key, format_memory(total)
-        step *= 2
-    return None
+        total = next_total_bytes(total)
+        grown = _with_setting(trial, total_key, format_memory(total))
+        if _fits_keeping_heap(grown, floor):
+            return (*changes, (total_key, format_memory(total)))
+    return ()
+
+
+def _fits_keeping_heap(after: Situation, floor: int) -> bool:
+    """Derives, no min above its max, the demand fits, and the task heap stays at ``floor`` at least."""
+    if not _clean(after):
+        return False
+    verdict = network_verdict(after)
+    return bool(verdict.fits) and verdict.memory.memory is not None and \
+        verdict.memory.memory.task_heap_bytes >= floor
+
+
+def network_fix(situation: Situation, headroom: float = DEFAULT_HEADROOM) -> tuple[str, str] | None:
+    """The fix when one config change does it (``network_fix_changes``), else None."""
+    changes = network_fix_changes(situation, headroom)
+    return changes[0] if len(changes) == 1 else None

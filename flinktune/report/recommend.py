@@ -96,11 +96,18 @@ def _network_lines(rec: Recommendation) -> list[str]:
         out.append(f"  original: Flink refuses this TaskManager memory setup: {rec.original_memory_error}")
     elif rec.original_fit is not None:
         fit = rec.original_fit
-        verdict = "fits" if fit.fits else "DOES NOT FIT"
+        one = rec.original_minimum_fit
+        at_bound = one is not None and one.fits
+        verdict = ("fits" if fit.fits else
+                   f"fits one all-to-all exchange ({one.required} needed), NOT the pessimistic bound"
+                   if at_bound and one is not None else "DOES NOT FIT")
         out.append(f"  original: needs {fit.required} buffers at start-up (pools grow to {fit.target}), "
                    f"{fit.total_buffers} available of {fit.segment_bytes} bytes: {verdict} "
                    f"(RequestedMemoryUsage {fit.requested_usage_percent:.0f}%)")
-        if fit.message:
+        if fit.message and at_bound:
+            out.append(f"  a job with {rec.job.exchanges} all-to-all exchanges would fail with (give --plan "
+                       f"or --exchanges to judge this job): {fit.message}")
+        elif fit.message:
             out.append(f"  Flink would fail the job with: {fit.message}")
     if rec.final_memory_error:
         out.append(f"  recommended: memory setup refused: {rec.final_memory_error}")
@@ -223,6 +230,8 @@ def recommendation_dict(rec: Recommendation) -> dict[str, Any]:
         "withheld": list(rec.withheld),
         "barrier_wait_s": {"before": rec.barrier_wait_s[0], "after": rec.barrier_wait_s[1]},
         "network": {"original": _fit_json(rec.original_fit),
+                    "original_one_exchange": _fit_json(rec.original_minimum_fit),
+                    "original_fails_for_sure": rec.original_fails_for_sure,
                     "original_memory_error": rec.original_memory_error,
                     "recommended": _fit_json(rec.final_fit),
                     "recommended_memory_error": rec.final_memory_error,

@@ -605,7 +605,8 @@ def _network_fit(ctx: RuleContext) -> object:
         out = verdict.as_dict()
         memory = verdict.memory.memory
         needed = verdict.needed_network_bytes()
-        fix = network_fit.network_fix(situation)
+        changes = network_fit.network_fix_changes(situation)
+        fix = changes[0] if len(changes) == 1 else None
         exchanges = verdict.exchanges
         out.update({
             "network": memory.network_bytes if memory is not None else None,
@@ -613,7 +614,11 @@ def _network_fit(ctx: RuleContext) -> object:
             "needed": needed,
             "fix_key": fix[0] if fix else None,
             "fix_value": fix[1] if fix else None,
-            "fix_text": f"set {fix[0]}: {fix[1]}" if fix else "give the TaskManagers more memory",
+            "fix_text": _settings_text(changes) if changes else "give the TaskManagers more memory",
+            # The demand the fix is sized for, when it is the pessimistic bound (not the certain minimum).
+            "sized_for": (f"sized for the {exchanges.value}-exchange bound, {verdict.demand.required} "
+                          "buffers, with 25% headroom; "
+                          if exchanges is not None and verdict.minimum_demand is not None else ""),
             "exchanges_source": None if exchanges is None else exchanges.describe(),
             "parallelism_source": verdict.parallelism.describe(),
             "minimum_fits": None if verdict.minimum_fit is None else verdict.minimum_fit.fits,
@@ -640,6 +645,12 @@ _PLACEHOLDER = re.compile(
     r"|/path/to(?:/|$)"                                       # the docs' example path, copied verbatim
     r"|<(?i:your|my|path|bucket|host|insert|replace)[-_ a-zA-Z]*>"
     r"|\b(?:CHANGE_?ME|REPLACE_?ME|YOUR_[A-Z_]+)\b")
+
+
+def _settings_text(changes: tuple[tuple[str, str], ...]) -> str:
+    """``set a: 1, b: 2 and c: 3``."""
+    items = [f"{key}: {value}" for key, value in changes]
+    return "set " + (", ".join(items[:-1]) + " and " + items[-1] if len(items) > 1 else items[0])
 
 
 def _placeholder(_ctx: RuleContext, text: object) -> object:

@@ -22,7 +22,12 @@ from flinktune.cli.app import app
 from flinktune.config.reader import read_config_file, read_config_text
 from flinktune.lint import lint_paths
 from flinktune.lint.model import LintOptions
-from flinktune.model.network_fit import network_fix, network_verdict, taskmanager_memory
+from flinktune.model.network_fit import (
+    network_fix,
+    network_fix_changes,
+    network_verdict,
+    taskmanager_memory,
+)
 from flinktune.situation import (
     Environment,
     line_of_key,
@@ -234,8 +239,34 @@ def test_ftc030_fix_never_sets_network_min_above_max() -> None:
             "parallelism.default: 1000\n")
     situation = _situation(text, environment=Environment().with_values(
         parse_parameters({"flink-version": "1.16"}), "flag"))
-    fix = network_fix(situation)
-    assert fix is not None and fix[0] == "taskmanager.memory.network.max"
+    changes = network_fix_changes(situation)
+    assert changes and changes[0][0] == "taskmanager.memory.network.max"
+    # Following every change: the memory derives, min <= max, and the demand fits.
+    verdict = network_verdict(_situation(_with_lines(text, changes), environment=situation.environment))
+    assert verdict.memory.memory is not None and verdict.fits
+
+
+def _with_lines(text: str, changes: tuple[tuple[str, str], ...]) -> str:
+    keys = {k for k, _ in changes}
+    kept = [line for line in text.splitlines() if line.split(":")[0] not in keys]
+    return "\n".join([*kept, *(f"{k}: {v}" for k, v in changes)]) + "\n"
+
+
+def test_ftc030_fix_keeps_the_task_heap_instead_of_growing_the_fraction() -> None:
+    # Issue 19: 32 slots of a 2g TaskManager at parallelism 64, sort-merge defaults: the fix was one
+    # process size of 18870mb (the 0.1 network fraction made to deliver 1280mb). Now network.min with the
+    # total grown to keep the task heap, as recommend does (4608mb).
+    text = ("taskmanager.memory.process.size: 2048m\ntaskmanager.numberOfTaskSlots: 32\n"
+            "parallelism.default: 64\nexecution.runtime-mode: BATCH\n")
+    situation = _situation(text)
+    changes = network_fix_changes(situation)
+    assert changes == (("taskmanager.memory.network.min", "1280mb"),
+                       ("taskmanager.memory.process.size", "4608mb"))
+    assert network_fix(situation) is None          # no single change does it
+    after = network_verdict(_situation(_with_lines(text, changes)))
+    assert after.fits and after.memory.memory is not None
+    before = network_verdict(situation).memory.memory
+    assert before is not None and after.memory.memory.task_heap_bytes >= before.task_heap_bytes
 
 
 def test_situation_layer_is_light() -> None:
