@@ -46,3 +46,49 @@ class Slice:
         self.channel = channel
         self.floating = False  # which receiver buffer it occupies (credit mode)
         self.backlog = 0       # sender backlog announced with it
+
+
+class LoggedRun:
+    """The times of a run written from several logged source chunks (flinktune.sim.chunklog).
+
+    Stands in a run ``(first_seq, count, self, self)`` for the records of subpartition ``index``
+    in the chunks whose keys start at ``keys[first]``, ``n`` keys and one completion time each.
+    """
+
+    __slots__ = ("first", "index", "keys", "n", "times")
+
+    def __init__(self, keys: bytes, first: int, n: int, times: list[float], index: int) -> None:
+        self.keys = keys
+        self.first = first
+        self.n = n
+        self.times = times
+        self.index = index
+
+    def runs(self, seq: int) -> list[tuple[int, int, float, float]]:
+        """One plain run per chunk that holds records of this subpartition, from ``seq`` on."""
+        out = []
+        count = self.keys.count
+        index = self.index
+        n = self.n
+        at = self.first
+        for t in self.times:
+            k = count(index, at, at + n)
+            if k:
+                out.append((seq, k, t, t))
+                seq += k
+            at += n
+        return out
+
+
+def plain_runs(recs: list[Any]) -> list[tuple[int, int, float, float]]:
+    """``recs`` with every logged run expanded into plain ones (the same list when there are none)."""
+    if not any(run[2].__class__ is LoggedRun for run in recs):
+        return recs
+    out: list[tuple[int, int, float, float]] = []
+    for run in recs:
+        logged = run[2]
+        if logged.__class__ is LoggedRun:
+            out += logged.runs(run[0])
+        else:
+            out.append(run)
+    return out

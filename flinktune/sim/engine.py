@@ -284,11 +284,12 @@ class _Sim:
                     if gate.credit_mode:
                         emit(now, vi, si, "inputExclusiveBuffersUsage", excl)
                         emit(now, vi, si, "inputFloatingBuffersUsage", flt)
+                    bytes_local, bytes_remote, buffers_local, buffers_remote = task.input_counts()
                     emit(now, vi, si, "numRecordsIn", float(task.records_in))
-                    emit(now, vi, si, "numBytesInLocal", float(task.bytes_in_local))
-                    emit(now, vi, si, "numBytesInRemote", float(task.bytes_in_remote))
-                    emit(now, vi, si, "numBuffersInLocal", float(task.buffers_in_local))
-                    emit(now, vi, si, "numBuffersInRemote", float(task.buffers_in_remote))
+                    emit(now, vi, si, "numBytesInLocal", float(bytes_local))
+                    emit(now, vi, si, "numBytesInRemote", float(bytes_remote))
+                    emit(now, vi, si, "numBuffersInLocal", float(buffers_local))
+                    emit(now, vi, si, "numBuffersInRemote", float(buffers_remote))
                     if self.sc.checkpoints is not None:
                         emit(now, vi, si, "checkpointAlignmentTime", task.alignment_s * 1e9)
 

@@ -23,8 +23,8 @@ from flinktune.sim.output import SimInvariantError, Subpartition
 class InputChannel:
     __slots__ = ("announce_backlog_when_dry", "blocked", "buffers_in", "bytes_in", "excl_total",
                  "expected_seq", "fifo_violations", "free_excl", "free_float", "gate", "in_avail",
-                 "index", "kernel", "lat_channel", "latency_s", "received", "records_in", "remote",
-                 "required", "sub", "waiting_float")
+                 "index", "kernel", "lat_channel", "lat_fifo", "latency_s", "received", "records_in",
+                 "remote", "required", "sub", "waiting_float")
 
     def __init__(self, kernel: Kernel, gate: InputGate, index: int, sub: Subpartition, remote: bool,
                  exclusive: int, latency_s: float) -> None:
@@ -34,6 +34,7 @@ class InputChannel:
         self.sub = sub
         self.remote = remote
         self.latency_s = latency_s
+        self.lat_fifo = kernel.fifo(latency_s, URGENT)  # AddCredit messages, one latency from now
         self.received: deque[Slice] = deque()
         self.in_avail = False
         self.blocked = False           # saw a barrier, waiting for alignment
@@ -84,7 +85,9 @@ class InputChannel:
             self.waiting_float = True
             gate.float_waiters.append(self)
         if added:
-            self.kernel.schedule(self.latency_s, self.sub_credit, added, URGENT)
+            kernel = self.kernel  # kernel.schedule(latency, sub_credit, added, URGENT), without the heap
+            arrival = kernel.now + self.latency_s
+            self.lat_fifo.append((arrival, URGENT, kernel.next_seq(), self.sub_credit, added))
 
     def sub_credit(self, amount: int) -> None:
         """An AddCredit message reaches the sender."""
@@ -108,8 +111,13 @@ class InputChannel:
     def recycle(self, sl: Slice) -> None:
         """The last record of this buffer was deserialised: free the buffer."""
         if not self.remote:
-            if sl.buf is not None:
-                self.sub.release(sl.buf)
+            buf = sl.buf
+            if buf is not None:
+                # Subpartition.release, inlined (once per local buffer)
+                buf.refs -= 1
+                if buf.refs == 0 and buf.popped:
+                    sub = self.sub
+                    sub.part.recycle(sub)
             return
         if sl.event is not None:
             return
@@ -129,7 +137,8 @@ class InputChannel:
             self.free_float -= 1
             gate.return_floating()
         else:
-            self.kernel.schedule(self.latency_s, self.sub_credit, 1, URGENT)
+            kernel = self.kernel  # kernel.schedule(latency, sub_credit, 1, URGENT), without the heap (hot)
+            self.lat_fifo.append((kernel.now + self.latency_s, URGENT, kernel.next_seq(), self.sub_credit, 1))
 
 
 class InputGate:
@@ -166,12 +175,26 @@ class InputGate:
         while avail:
             channel = avail.popleft()
             channel.in_avail = False
-            sl = channel.take()
-            if sl is None:
-                continue
+            # take() and has_data(), inlined (once per buffer read)
+            if channel.remote:
+                received = channel.received
+                if not received:
+                    continue
+                sl = received.popleft()
+                more = bool(received)
+            else:
+                sub = channel.sub
+                queue = sub.queue
+                if not queue:
+                    continue
+                head = queue[0]
+                if not head.finished and not (sub.flush_req and head.size > head.read):
+                    continue
+                sl = sub.poll()
+                more = sub.sendable()
             if sl.event is not None:
                 channel.blocked = True
-            elif channel.has_data():
+            elif more:
                 channel.in_avail = True
                 avail.append(channel)
             return sl
@@ -195,7 +218,9 @@ class InputGate:
             if channel.free_excl + channel.free_float >= channel.required:
                 waiters.popleft()
                 channel.waiting_float = False
-            self.kernel.schedule(channel.latency_s, channel.sub_credit, 1, URGENT)
+            kernel = self.kernel  # kernel.schedule(latency, sub_credit, 1, URGENT), without the heap
+            arrival = kernel.now + channel.latency_s
+            channel.lat_fifo.append((arrival, URGENT, kernel.next_seq(), channel.sub_credit, 1))
             return
         self.float_free += 1
         if self.float_free > self.float_total:

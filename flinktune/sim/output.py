@@ -28,8 +28,8 @@ class SimInvariantError(AssertionError):
 
 class Subpartition:
     __slots__ = ("buffers_out", "bytes_out", "channel", "conn", "credit", "cur", "flush_req", "held",
-                 "in_ready", "index", "last_arrival_s", "max_credit_seen", "need_backlog_announce",
-                 "next_seq", "nfinished", "nic", "parked", "part", "queue", "remote")
+                 "in_ready", "index", "last_arrival_s", "log_c", "log_cur", "log_slow", "max_credit_seen",
+                 "need_backlog_announce", "next_seq", "nfinished", "nic", "parked", "part", "queue", "remote")
 
     def __init__(self, part: ResultPartition, index: int) -> None:
         self.part = part
@@ -52,6 +52,11 @@ class Subpartition:
         self.last_arrival_s = 0.0   # when the last message sent on this channel reaches the receiver
         self.bytes_out = 0
         self.buffers_out = 0
+        # the source's chunk log (flinktune.sim.chunklog): chunks written here, the buffer its
+        # plan saw, the key position of the first record that needs a new buffer
+        self.log_c = 0
+        self.log_cur: Buf | None = None
+        self.log_slow = 0
 
     def backlog(self) -> int:
         cur = self.cur
@@ -81,20 +86,29 @@ class Subpartition:
             queue.popleft()
             head.popped = True
             return Slice(None, 0, [], 0, head.event, self.channel)
+        if head is self.cur:
+            logged = self.part.logged
+            if logged is not None:
+                logged.sync(self)  # the source's logged chunks, before anyone reads them
         start = head.read
         end = head.size
-        # a copy: the writer keeps appending to a partly read (flushed) buffer
         hrecs = head.recs
-        recs = hrecs[head.ri:]
-        head.ri = len(hrecs)
-        n = head.nrec - head.rn
-        head.rn = head.nrec
+        ri = head.ri
+        nrec = head.nrec
+        n = nrec - head.rn
         head.read = end
         head.refs += 1
         if head.finished:
             queue.popleft()
             head.popped = True
             self.nfinished -= 1
+            # nothing is appended to a finished buffer: hand its runs on without a copy
+            recs = hrecs[ri:] if ri else hrecs
+        else:
+            # a copy: the writer keeps appending to a partly read (flushed) buffer
+            recs = hrecs[ri:]
+            head.ri = len(hrecs)
+            head.rn = nrec
         return Slice(head, end - start, recs, n, None, self.channel)
 
     def release(self, buf: Buf) -> None:
@@ -107,7 +121,8 @@ class Subpartition:
 class ResultPartition:
     """One producer subtask's output: subpartitions, pool, flusher settings, counters."""
 
-    __slots__ = ("bytes_out", "max_per_sub", "pool_size", "seg", "subs", "task", "unavail_subs", "used")
+    __slots__ = ("bytes_out", "logged", "max_per_sub", "pool_size", "seg", "subs", "task", "unavail_subs",
+                 "used")
 
     def __init__(self, n_subs: int, seg: int, pool_size: int, max_per_sub: int) -> None:
         self.seg = seg
@@ -118,6 +133,7 @@ class ResultPartition:
         self.subs = [Subpartition(self, i) for i in range(n_subs)]
         self.task: Any = None
         self.bytes_out = 0
+        self.logged: Any = None  # the source's ChunkLog while it holds chunks not yet written here
 
     def available(self) -> bool:
         return self.used < self.pool_size and self.unavail_subs == 0
@@ -148,23 +164,34 @@ class ResultPartition:
     def write(self, sub: Subpartition, remaining: int, seq: int, t_emit: float, t_src: float) -> int:
         """Serialise ``remaining`` bytes of a record; returns the bytes left when the pool is empty."""
         seg = self.seg
+        cur = sub.cur
         while True:
-            cur = sub.cur
             if cur is None:
-                cur = self._request(sub)
-                if cur is None:
+                # _request, inlined (once per buffer)
+                if self.used >= self.pool_size:
                     return remaining
-            space = seg - cur.size
-            if remaining <= space:
-                cur.size += remaining
+                self.used += 1
+                held = sub.held = sub.held + 1
+                if held == self.max_per_sub:
+                    self.unavail_subs += 1
+                cur = sub.cur = Buf()
+                sub.queue.append(cur)
+            size = cur.size
+            if remaining < seg - size:
+                cur.size = size + remaining
                 cur.recs.append((seq, 1, t_emit, t_src))
                 cur.nrec += 1
-                if cur.size == seg:
-                    self._finish(sub, cur)
+                return 0
+            if remaining == seg - size:
+                cur.size = seg
+                cur.recs.append((seq, 1, t_emit, t_src))
+                cur.nrec += 1
+                self._finish(sub, cur)
                 return 0
             cur.size = seg
-            remaining -= space
+            remaining -= seg - size
             self._finish(sub, cur)
+            cur = None
 
     def _finish(self, sub: Subpartition, cur: Buf) -> None:
         cur.finished = True
@@ -181,7 +208,12 @@ class ResultPartition:
                 self.recycle(sub)
         else:
             sub.nfinished += 1
-            self.notify(sub)
+            # notify(sub), inlined (once per buffer)
+            if sub.remote:
+                sub.nic.offer(sub)
+            else:
+                channel = sub.channel
+                channel.gate.notify(channel)
 
     def flush(self, sub: Subpartition) -> None:
         cur = sub.cur
@@ -191,6 +223,8 @@ class ResultPartition:
 
     def flush_all(self, _: Any = None) -> int:
         """The output flusher's tick; returns how many subpartitions it handed data from."""
+        if self.logged is not None:
+            self.logged.sync_all()
         flushed = 0
         for sub in self.subs:
             cur = sub.cur
@@ -202,6 +236,8 @@ class ResultPartition:
 
     def broadcast_event(self, event_id: int) -> None:
         """A checkpoint barrier: cut every current buffer and queue the event behind the data."""
+        if self.logged is not None:
+            self.logged.sync_all()
         for sub in self.subs:
             cur = sub.cur
             if cur is not None:

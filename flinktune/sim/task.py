@@ -11,6 +11,8 @@ from __future__ import annotations
 from heapq import heappush
 from typing import Any
 
+from flinktune.sim.buffers import plain_runs
+from flinktune.sim.chunklog import ChunkLog
 from flinktune.sim.kernel import LATE, NORMAL, Kernel
 
 IDLE = 0
@@ -32,12 +34,12 @@ class Task:
         "align_start",
         "alignment_s",
         "buffer_overhead_s",
-        "buffers_in_local",
-        "buffers_in_remote",
-        "bytes_in_local",
-        "bytes_in_remote",
         "capacity",
         "checkpoints_done",
+        "chunk_busy_s",
+        "chunk_due_s",
+        "chunk_log",
+        "chunk_speed",
         "deferred_barriers",
         "due_pending",
         "factor",
@@ -58,7 +60,6 @@ class Task:
         "partial",
         "pi",
         "rate",
-        "records_in",
         "records_out",
         "router",
         "since",
@@ -72,6 +73,7 @@ class Task:
         "vertex",
         "waiting_input",
         "waiting_output",
+        "wake_fifo",
         "wake_pending",
         "warmup_s",
     )
@@ -104,6 +106,7 @@ class Task:
         self.waiting_input = not is_source  # an operator starts waiting for input
         self.waiting_output = False
         self.wake_pending = False
+        self.wake_fifo = kernel.fifo(0.0, NORMAL)
         self.due_pending = False
         # records waiting to be written: parallel lists (target subpartition, bytes, source time)
         self.p_targets: list[int] = []
@@ -113,6 +116,19 @@ class Task:
         self.tsrc_one: float | None = None
         # every record this many bytes: the writer can move a whole chunk in one step
         self.fixed_size: int | None = sizes.fixed_bytes if sizes is not None else None
+        # sources of one record size over HASH with enough records per buffer log the chunks that
+        # only append (flinktune.sim.chunklog); with fewer, nearly every chunk needs a buffer
+        self.chunk_log: ChunkLog | None = None
+        # the last chunk's timing, for the next one when nothing changed (speed, busy, next due);
+        # speed 0 when the next chunk cannot simply follow (a rate below the speed, flush costs)
+        self.chunk_speed = 0.0
+        self.chunk_busy_s = 0.0
+        self.chunk_due_s = 0.0
+        size = self.fixed_size
+        if (is_source and part is not None and size is not None and not flush_always
+                and router.strategy == "HASH" and 1 < len(part.subs) <= 256
+                and part.seg >= BULK_RECORDS_PER_BUFFER * size):
+            self.chunk_log = ChunkLog(part, router, size)
         self.strict_fifo = False
         self.pi = 0
         self.partial: tuple[Any, int, int, float, float] | None = None
@@ -122,12 +138,7 @@ class Task:
         self.align_start = 0.0
         self.alignment_s = 0.0
         self.checkpoints_done = 0
-        self.records_in = 0
         self.records_out = 0
-        self.bytes_in_local = 0
-        self.bytes_in_remote = 0
-        self.buffers_in_local = 0
-        self.buffers_in_remote = 0
         self.lat_vertex: list[float] = []
 
     # --- bookkeeping ---------------------------------------------------------------------------
@@ -144,11 +155,32 @@ class Task:
         acc[self.state] += extra
         return acc[0], acc[1], acc[2]
 
+    # The input counters are the sums of the gate's channel counters (a slice reaches a task only
+    # through its gate), summed when sampled instead of kept twice per buffer.
+    @property
+    def records_in(self) -> int:
+        gate = self.gate
+        return sum(c.records_in for c in gate.channels) if gate is not None else 0
+
+    def input_counts(self) -> tuple[int, int, int, int]:
+        """(bytes in local, bytes in remote, buffers in local, buffers in remote)."""
+        bytes_local = bytes_remote = buffers_local = buffers_remote = 0
+        gate = self.gate
+        if gate is not None:
+            for channel in gate.channels:
+                if channel.remote:
+                    bytes_remote += channel.bytes_in
+                    buffers_remote += channel.buffers_in
+                else:
+                    bytes_local += channel.bytes_in
+                    buffers_local += channel.buffers_in
+        return bytes_local, bytes_remote, buffers_local, buffers_remote
+
     def wake(self) -> None:
         if not self.wake_pending:
             self.wake_pending = True
-            kernel = self.kernel  # kernel.schedule(0.0, self._wake, None, NORMAL), inlined (hot)
-            heappush(kernel.heap, (kernel.now + 0.0, NORMAL, kernel.next_seq(), self._wake, None))
+            kernel = self.kernel  # kernel.schedule(0.0, self._wake, None, NORMAL), without the heap (hot)
+            self.wake_fifo.append((kernel.now, NORMAL, kernel.next_seq(), self._wake, None))
 
     def _wake(self, _: Any) -> None:
         self.wake_pending = False
@@ -165,56 +197,71 @@ class Task:
     def step(self) -> None:
         if self.state == BUSY:
             return
+        if (self.pi < len(self.p_targets) or self.partial is not None) and not self._emit():
+            self.waiting_output = True
+            if self.state != BACKPRESSURED:
+                self._enter(BACKPRESSURED)
+            return
+        self.waiting_output = False
+        if self.is_source:
+            self._next_chunk()
+        else:
+            self._next_buffer()
+
+    def _next_chunk(self) -> None:
+        """Sources: start producing the next chunk of records, or idle until it is due."""
+        if self.stopped:
+            if self.state != IDLE:
+                self._enter(IDLE)
+            return
         kernel = self.kernel
+        speed = self.capacity * self.factor
+        if speed <= 0.0:
+            # paused: look again when the schedule may have changed
+            self._idle_until(kernel.now + 0.01)
+            return
+        now = kernel.now
+        if now < self.next_due - 1e-12:
+            self._idle_until(self.next_due)
+            return
+        rate = self.rate
+        pace = rate if rate is not None and rate < speed else speed
+        n = int(speed * SOURCE_CHUNK_S)
+        if n < 1:
+            n = 1
+        elif n > 4096:
+            n = 4096
+        busy_s = n / speed
+        due_s = n / pace
+        if self.flush_always:
+            busy_s += n * self.flush_overhead_s
+            self.chunk_speed = 0.0
+        else:
+            self.chunk_speed = speed if pace == speed else 0.0
+            self.chunk_busy_s = busy_s
+            self.chunk_due_s = due_s
+        debt = self.flush_debt_s
+        if debt:
+            busy_s += debt
+            self.flush_debt_s = 0.0
+        self.next_due = now + due_s
+        self.acc[self.state] += now - self.since  # _enter(BUSY), inlined on the hottest path
+        self.state = BUSY
+        self.since = now
+        # kernel.schedule(busy_s, self._source_done, n), inlined (hot)
+        heappush(kernel.heap, (now + busy_s, NORMAL, kernel.next_seq(), self._source_done, n))
+
+    def _next_buffer(self) -> None:
+        """Operators: start processing the next input buffer, or wait for input or output."""
+        part = self.part
+        gate = self.gate
         while True:
-            if (self.pi < len(self.p_targets) or self.partial is not None) and not self._emit():
+            if part is not None and (part.used >= part.pool_size or part.unavail_subs):  # not available()
                 self.waiting_output = True
                 if self.state != BACKPRESSURED:
                     self._enter(BACKPRESSURED)
                 return
-            self.waiting_output = False
-            part = self.part
-            if self.is_source:
-                if self.stopped:
-                    if self.state != IDLE:
-                        self._enter(IDLE)
-                    return
-                speed = self.capacity * self.factor
-                if speed <= 0.0:
-                    # paused: look again when the schedule may have changed
-                    self._idle_until(kernel.now + 0.01)
-                    return
-                now = kernel.now
-                if now < self.next_due - 1e-12:
-                    self._idle_until(self.next_due)
-                    return
-                rate = self.rate
-                pace = rate if rate is not None and rate < speed else speed
-                n = int(speed * SOURCE_CHUNK_S)
-                if n < 1:
-                    n = 1
-                elif n > 4096:
-                    n = 4096
-                busy_s = n / speed
-                if self.flush_always:
-                    busy_s += n * self.flush_overhead_s
-                debt = self.flush_debt_s
-                if debt:
-                    busy_s += debt
-                    self.flush_debt_s = 0.0
-                self.next_due = now + n / pace
-                self.acc[self.state] += now - self.since  # _enter(BUSY), inlined on the hottest path
-                self.state = BUSY
-                self.since = now
-                # kernel.schedule(busy_s, self._source_done, n), inlined (hot)
-                heappush(kernel.heap, (now + busy_s, NORMAL, kernel.next_seq(), self._source_done, n))
-                return
-            if part is not None and not part.available():
-                self.waiting_output = True
-                if self.state != BACKPRESSURED:
-                    self._enter(BACKPRESSURED)
-                return
-            sl = self.gate.next_slice()
+            sl = gate.next_slice() if gate.avail else None
             if sl is None:
                 self.waiting_input = True
                 if self.state != IDLE:
@@ -235,9 +282,13 @@ class Task:
             if debt:
                 busy_s += debt
                 self.flush_debt_s = 0.0
-            self._enter(BUSY)
+            kernel = self.kernel
+            now = kernel.now
+            self.acc[self.state] += now - self.since  # _enter(BUSY), inlined (once per buffer)
+            self.state = BUSY
+            self.since = now
             # kernel.schedule(busy_s, self._slice_done, sl), inlined (hot)
-            heappush(kernel.heap, (kernel.now + busy_s, NORMAL, kernel.next_seq(), self._slice_done, sl))
+            heappush(kernel.heap, (now + busy_s, NORMAL, kernel.next_seq(), self._slice_done, sl))
             return
 
     def _idle_until(self, when: float) -> None:
@@ -248,7 +299,59 @@ class Task:
             self.kernel.at(when, self._due, None, NORMAL)
 
     def _source_done(self, n: int) -> None:
-        now = self.kernel.now
+        log = self.chunk_log
+        # worth it with several records per subpartition and chunk (as for the bulk write): with
+        # fewer, nearly every chunk needs a buffer somewhere and logging costs more than it saves
+        if log is not None and not self.stopped and n >= BULK_RECORDS_PER_SUB * log.n_subs:
+            if log.stale:
+                log.plan()
+            router = self.router
+            start = router._i
+            end = start + n
+            now = self.kernel.now
+            logged = False
+            if end <= len(router._buf) and (n == log.n or not log.times):
+                if end <= log.slow:
+                    if log.times:
+                        log.times.append(now)  # log.add(), the common case
+                    else:
+                        log.add(start, n, now)
+                    logged = True
+                else:
+                    logged = log.write_slow(start, end, now)
+            if logged:
+                # same counters and states as writing it record by record (below)
+                router._i = end
+                self.records_out += n
+                self.part.bytes_out += n * log.size
+                self.tsrc_one = now
+                self.waiting_output = False
+                speed = self.chunk_speed
+                if speed and speed == self.capacity * self.factor and not self.flush_debt_s:
+                    # the next chunk as _next_chunk() would start it: same speed, no debt, the
+                    # source keeps busy (_enter(IDLE) and back to BUSY at the same instant)
+                    self.acc[BUSY] += now - self.since
+                    self.since = now
+                    self.next_due = now + self.chunk_due_s
+                    kernel = self.kernel
+                    done = now + self.chunk_busy_s
+                    heappush(kernel.heap, (done, NORMAL, kernel.next_seq(), self._source_done, n))
+                    return
+                self.acc[self.state] += now - self.since  # _enter(IDLE), then step() -> BUSY again
+                self.state = IDLE
+                self.since = now
+                self._next_chunk()
+                return
+            # written in full, after the log; the buffers it changes need a new plan
+            if self.part.logged is not None:
+                log.sync_all()
+            log.stale = True
+        else:
+            if log is not None:
+                if self.part.logged is not None:
+                    log.sync_all()
+                log.stale = True
+            now = self.kernel.now
         self.acc[self.state] += now - self.since  # _enter(IDLE), inlined on the hottest path
         self.state = IDLE
         self.since = now
@@ -280,13 +383,6 @@ class Task:
         channel.bytes_in += sl.nbytes
         channel.buffers_in += 1
         channel.records_in += n
-        self.records_in += n
-        if channel.remote:
-            self.bytes_in_remote += sl.nbytes
-            self.buffers_in_remote += 1
-        else:
-            self.bytes_in_local += sl.nbytes
-            self.buffers_in_local += 1
         if n:
             expected = channel.expected_seq
             first = recs[0][0]
@@ -314,7 +410,7 @@ class Task:
             if now >= self.warmup_s and (-first) % every < n:
                 lat_c = channel.lat_channel
                 lat_v = self.lat_vertex
-                for seq0, count, t_emit, t_src in recs:
+                for seq0, count, t_emit, t_src in plain_runs(recs):
                     for _ in range((-seq0) % every, count, every):
                         lat_c.append(now - t_emit)
                         lat_v.append(now - t_src)
@@ -322,6 +418,7 @@ class Task:
         if self.part is not None and n:
             self.p_targets = self.router.draw(n)
             self.p_sizes = self.sizes.draw(n) if self.fixed_size is None else None
+            recs = plain_runs(recs)
             t_one = recs[0][3]
             if all(run[3] == t_one for run in recs):
                 self.p_tsrc = None
@@ -333,7 +430,9 @@ class Task:
                 self.p_tsrc = tsrc
                 self.tsrc_one = None
             self.pi = 0
-        self._enter(IDLE)
+        self.acc[self.state] += now - self.since  # _enter(IDLE), inlined (once per buffer)
+        self.state = IDLE
+        self.since = now
         self.step()
 
     def _emit(self) -> bool:
@@ -559,6 +658,8 @@ class Task:
             self.deferred_barriers.append(checkpoint_id)
         else:
             self.part.broadcast_event(checkpoint_id)
+            if self.chunk_log is not None:
+                self.chunk_log.stale = True  # every buffer was cut
 
     def stop(self, _: Any = None) -> None:
         self.stopped = True

@@ -13,6 +13,7 @@ most ``tcp_window`` bytes unacknowledged on it.
 from __future__ import annotations
 
 from collections import deque
+from heapq import heappush
 from typing import Any
 
 from flinktune.sim.buffers import Slice
@@ -77,7 +78,7 @@ class Connection:
 class Nic:
     """Egress of one TaskManager: the Netty server threads and the link, as one FIFO server."""
 
-    __slots__ = ("bandwidth", "busy", "busy_s", "credit_mode", "kernel", "latency_s", "messages",
+    __slots__ = ("bandwidth", "busy", "busy_s", "credit_mode", "kernel", "lat_fifo", "latency_s", "messages",
                  "overhead_bytes", "overhead_s", "ready", "tm")
 
     def __init__(self, kernel: Kernel, tm: int, bandwidth: float, latency_s: float, overhead_s: float,
@@ -86,6 +87,7 @@ class Nic:
         self.tm = tm
         self.bandwidth = bandwidth
         self.latency_s = latency_s
+        self.lat_fifo = kernel.fifo(latency_s, URGENT)  # arrivals, one latency after the send ends
         self.overhead_s = overhead_s
         self.overhead_bytes = overhead_bytes
         self.credit_mode = credit_mode
@@ -98,7 +100,11 @@ class Nic:
         """The subpartition may have something to send: queue it for a turn."""
         if sub.in_ready or sub.parked:
             return
-        if self.credit_mode and sub.credit <= 0 and not sub.head_is_event():
+        queue = sub.queue
+        if not queue:
+            return
+        head = queue[0]
+        if self.credit_mode and sub.credit <= 0 and head.event is None:
             if sub.need_backlog_announce and sub.sendable():
                 # buffers-per-channel 0: the receiver learns the backlog without any buffer sent
                 sub.need_backlog_announce = False
@@ -107,7 +113,8 @@ class Nic:
                 kernel.at(max(kernel.now + self.latency_s, sub.last_arrival_s), sub.channel.on_backlog,
                           sub.backlog(), NORMAL)
             return
-        if not sub.sendable():
+        # sub.sendable(), inlined (hot)
+        if not head.finished and not (sub.flush_req and head.size > head.read):
             return
         sub.in_ready = True
         self.ready.append(sub)
@@ -132,38 +139,48 @@ class Nic:
                     conn.parked.append(sub)
                     continue
             sl = sub.poll()
+            nbytes = sl.nbytes
             if sl.event is None and credit_mode:
                 sub.credit -= 1
                 if sub.credit < 0:
                     raise SimInvariantError("a sender spent a credit it did not have")
             sl.backlog = sub.backlog()
-            sub.bytes_out += sl.nbytes
+            sub.bytes_out += nbytes
             if not credit_mode:
-                sub.conn.inflight += sl.nbytes
-                sub.conn.bytes_sent += sl.nbytes
+                sub.conn.inflight += nbytes
+                sub.conn.bytes_sent += nbytes
             # the subpartition goes to the back of the line if it can send again
             if sub.sendable() and (not credit_mode or sub.credit > 0 or sub.head_is_event()):
                 sub.in_ready = True
                 ready.append(sub)
             elif credit_mode and sub.credit <= 0 and sub.channel.announce_backlog_when_dry:
                 sub.need_backlog_announce = True
-            tx_s = self.overhead_s + (sl.nbytes + self.overhead_bytes) / self.bandwidth
-            sub.last_arrival_s = self.kernel.now + tx_s + self.latency_s
+            kernel = self.kernel
+            now = kernel.now
+            tx_s = self.overhead_s + (nbytes + self.overhead_bytes) / self.bandwidth
+            sub.last_arrival_s = now + tx_s + self.latency_s
             self.busy = True
             self.busy_s += tx_s
             self.messages += 1
-            self.kernel.schedule(tx_s, self._sent, (sub, sl))
+            # kernel.schedule(tx_s, self._sent, (sub, sl)), inlined (once per message)
+            heappush(kernel.heap, (now + tx_s, NORMAL, kernel.next_seq(), self._sent, (sub, sl)))
             return
 
     def _sent(self, item: tuple[Subpartition, Slice]) -> None:
         sub, sl = item
         self.busy = False
-        if sl.buf is not None:
-            sub.release(sl.buf)
-        channel = sl.channel
+        buf = sl.buf
+        if buf is not None:
+            # sub.release(buf), inlined (once per message)
+            buf.refs -= 1
+            if buf.refs == 0 and buf.popped:
+                sub.part.recycle(sub)
+        kernel = self.kernel
         if self.credit_mode:
-            self.kernel.schedule(self.latency_s, channel.arrive, sl, URGENT)
+            # kernel.schedule(latency, channel.arrive, sl, URGENT), without the heap (once per message)
+            arrival = kernel.now + self.latency_s
+            self.lat_fifo.append((arrival, URGENT, kernel.next_seq(), sl.channel.arrive, sl))
         else:
-            self.kernel.schedule(self.latency_s, sub.conn.arrive, sl, URGENT)
+            kernel.schedule(self.latency_s, sub.conn.arrive, sl, URGENT)
         if self.ready:
             self._start()
