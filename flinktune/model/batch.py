@@ -8,6 +8,11 @@ Facts (Flink source, 1.15 .. 2.x):
   joined by an all-to-all blocking exchange never hold network buffers at the same time; regions
   joined only by pointwise blocking exchanges, or not joined at all, may overlap and are counted
   together here.
+- A batch job puts each pipelined region in a slot sharing group of its own
+  (``StreamGraphGenerator.configureStreamGraphBatch``: ``setAllVerticesInSameSlotSharingGroupByDefault
+  (false)``; the Table planner's batch properties do the same), so a slot runs one region's subtask
+  at a time: regions that may overlap share a TaskManager's ``S`` slots, and at most ``S`` region
+  subtasks hold buffers in it at once (the busiest ``S`` are charged).
 - Local channels (producer and consumer in one TaskManager) take no exclusive buffers
   (``LocalInputChannel``); when a stage fills every slot of ``T`` TaskManagers with ``S`` slots each,
   each TaskManager runs ``S`` producers of every all-to-all exchange, so at least
@@ -176,6 +181,7 @@ def batch_taskmanager_buffers(graph: mb.JobGraph, settings: mb.BufferSettings, s
     if placement is None and taskmanagers is not None:
         subtasks = [_guaranteed_locality(graph, settings, sb, slots, taskmanagers) for sb in subtasks]
     regions = pipelined_regions(graph)
+    region_of = {vid: n for n, region in enumerate(regions) for vid in region}
     ordered = _strictly_ordered(graph, regions)
     order = {v.id: n for n, v in enumerate(graph.vertices)}
     best: tuple[mb.TaskManagerBuffers, tuple[str, ...]] | None = None
@@ -187,13 +193,17 @@ def batch_taskmanager_buffers(graph: mb.JobGraph, settings: mb.BufferSettings, s
         together = [q for q in range(len(regions))
                     if q == r or ((q, r) not in ordered and (r, q) not in ordered)]
         members = set().union(*(regions[q] for q in together))
-        per_tm: dict[Any, list[mb.SubtaskBuffers]] = {}
+        # One region subtask (its vertices' subtask k, sharing a slot) per slot at a time.
+        per_tm: dict[Any, dict[tuple[int, int], list[mb.SubtaskBuffers]]] = {}
         for sb in subtasks:
             if sb.vertex_id in members:
-                per_tm.setdefault(sb.taskmanager, []).append(sb)
+                group = (region_of[sb.vertex_id], sb.subtask)
+                per_tm.setdefault(sb.taskmanager, {}).setdefault(group, []).append(sb)
         demands = []
         stage_ids = tuple(sorted(members, key=order.__getitem__))
-        for tm, subs in per_tm.items():
+        for tm, groups in per_tm.items():
+            busiest = sorted(groups.values(), key=lambda g: -sum(s.required for s in g))[:slots]
+            subs = [s for group in busiest for s in group]
             subs.sort(key=lambda s: (s.subtask, order[s.vertex_id]))
             requests = tuple(req for s in subs for req in s.requests())
             demands.append(mb.TaskManagerBuffers(tm, sum(s.required for s in subs),
@@ -212,8 +222,8 @@ def batch_taskmanager_buffers(graph: mb.JobGraph, settings: mb.BufferSettings, s
     if placement is None and taskmanagers is not None:
         locality += f", only the local channels {taskmanagers} full TaskManager(s) guarantee"
     assumption = (f"batch job in {len(regions)} pipelined region(s); buffers held at once by "
-                  f"{', '.join(stage)} (stages behind an all-to-all blocking exchange run after it); "
-                  f"{locality}")
+                  f"{', '.join(stage)} (stages behind an all-to-all blocking exchange run after it; regions "
+                  f"side by side share the {slots} slots); {locality}")
     busiest = mb.TaskManagerBuffers(top.taskmanager, top.required, top.target, top.subtasks, top.requests,
                                     assumption)
     return BatchDemand(busiest, stage, len(regions), tuple(per_stage), summed, tuple(stages))

@@ -117,3 +117,33 @@ def test_cli_accepts_an_adaptive_plan(tmp_path) -> None:  # type: ignore[no-unty
     assert "parallelism 64 assumed for undecided vertex(es)" in result.stdout
     linted = CliRunner().invoke(app, ["lint", *args, "--select", "FTC030"])
     assert linted.exit_code == 1 and "18464" in linted.stdout, linted.output
+
+
+@pytest.mark.parametrize("extra", [
+    "taskmanager.network.sort-shuffle.min-parallelism: 1000\ntaskmanager.memory.network.min: 160m\n"
+    "taskmanager.memory.network.max: 160m\n",
+    "taskmanager.network.sort-shuffle.min-buffers: 16\ntaskmanager.memory.network.min: 100m\n"
+    "taskmanager.memory.network.max: 100m\n",
+], ids=["hash 160m", "sort-merge min-buffers 16 at 100m"])
+def test_a_config_that_ran_is_not_said_to_fail_without_the_plan(extra: str) -> None:
+    # Issue 19: both ran on Flink with every vertex at 64; without the plan recommend said "DOES NOT FIT
+    # ... Flink would fail the job". They cover one all-to-all exchange; only the pessimistic bound
+    # (a join stage: two sources side by side) does not fit, and the report says exactly that.
+    from flinktune.report.recommend import render_recommendation_text
+
+    rec = _rec(BASE + extra)
+    assert rec.original_fit is not None and not rec.original_fit.fits
+    assert rec.original_fails_for_sure is False
+    text = render_recommendation_text(rec)
+    assert "DOES NOT FIT" not in text.split("recommended:")[0] and "Flink would fail" not in text
+    assert "fits one all-to-all exchange" in text and "NOT the pessimistic bound" in text
+    assert "a job with 3 all-to-all exchanges would fail with" in text
+
+
+def test_a_config_that_fails_for_sure_is_said_to_fail() -> None:
+    from flinktune.report.recommend import render_recommendation_text
+
+    rec = _rec(BASE)       # sort-merge defaults: 18464 needed even for one exchange, 5079 given
+    assert rec.original_fails_for_sure is True
+    assert "Flink would fail the job with: Insufficient number of network buffers: required 512, but only 471" \
+        in render_recommendation_text(rec)

@@ -85,11 +85,25 @@ def test_only_guaranteed_local_channels_count_when_the_cluster_is_not_full() -> 
     assert demand.busiest.required == 32 * (gate.required + part.required)
 
 
-def test_pointwise_blocking_regions_may_overlap_and_are_counted_together() -> None:
+def test_pointwise_blocking_regions_may_overlap_and_share_the_slots() -> None:
+    # b[k] may start when a[k] finished (pointwise), so the regions overlap; but a batch job gives each
+    # region a slot sharing group of its own (StreamGraphGenerator.configureStreamGraphBatch:
+    # setAllVerticesInSameSlotSharingGroupByDefault(false)), so the 4 slots hold 4 region subtasks at
+    # once: the busiest 4 are a's (a 512-buffer sort-merge partition each), not a's and b's summed.
     settings = mb.buffer_settings(V120)
     graph = mb.JobGraph((mb.Vertex("a", 4), mb.Vertex("b", 4)), (mb.Edge("a", "b", "FORWARD", "blocking"),))
     demand = batch.batch_taskmanager_buffers(graph, settings, 4)
-    assert demand.busiest.required == demand.summed_required
+    assert demand.busiest.required == 4 * 512 < demand.summed_required
+    assert demand.busiest.subtasks == 4
+
+
+def test_two_sources_of_a_join_share_the_slots() -> None:
+    # Two sources side by side, 8 subtasks each on 8 slots: 8 of their 16 subtasks run at once per
+    # TaskManager, so the first stage holds 8 x 512, not 16 x 512 (the no-plan bound's join stage).
+    settings = mb.buffer_settings(V120)
+    demand = batch.stage_bound(16, 8, 2, settings, inputs=2)
+    first = demand.stages[0]
+    assert first.subtasks == 8 and first.required == 8 * 512
 
 
 def test_sort_merge_spill_sizes() -> None:

@@ -254,14 +254,15 @@ def _with_lines(text: str, changes: tuple[tuple[str, str], ...]) -> str:
 
 def test_ftc030_fix_keeps_the_task_heap_instead_of_growing_the_fraction() -> None:
     # Issue 19: 32 slots of a 2g TaskManager at parallelism 64, sort-merge defaults: the fix was one
-    # process size of 18870mb (the 0.1 network fraction made to deliver 1280mb). Now network.min with the
-    # total grown to keep the task heap, as recommend does (4608mb).
+    # process size of 18870mb (the 0.1 network fraction made to deliver the network alone). Now network.min with the
+    # total grown to keep the task heap, as recommend does (3328mb), sized for the no-plan bound's join
+    # stage: 32 x (65 + 65 + 512) = 20544 buffers x 1.25.
     text = ("taskmanager.memory.process.size: 2048m\ntaskmanager.numberOfTaskSlots: 32\n"
             "parallelism.default: 64\nexecution.runtime-mode: BATCH\n")
     situation = _situation(text)
     changes = network_fix_changes(situation)
-    assert changes == (("taskmanager.memory.network.min", "1280mb"),
-                       ("taskmanager.memory.process.size", "4608mb"))
+    assert changes == (("taskmanager.memory.network.min", "803mb"),
+                       ("taskmanager.memory.process.size", "3328mb"))
     assert network_fix(situation) is None          # no single change does it
     after = network_verdict(_situation(_with_lines(text, changes)))
     assert after.fits and after.memory.memory is not None
