@@ -145,5 +145,6 @@ def test_a_config_that_fails_for_sure_is_said_to_fail() -> None:
 
     rec = _rec(BASE)       # sort-merge defaults: 18464 needed even for one exchange, 5079 given
     assert rec.original_fails_for_sure is True
-    assert "Flink would fail the job with: Insufficient number of network buffers: required 512, but only 471" \
-        in render_recommendation_text(rec)
+    text = render_recommendation_text(rec)
+    assert ("Flink would fail the job with: Insufficient number of network buffers: required 512, "
+            "but only 471") in text

@@ -93,7 +93,8 @@ def test_sort_merge_min_buffers_warning_stays_for_sort_merge() -> None:
 
 
 def test_the_fix_keeps_the_task_heap() -> None:
-    # Issue 19: the fix was one process size of 18870mb (the 0.1 network fraction made to give the network alone).
+    # Issue 19: the fix was one process size of 18870mb (the 0.1 network fraction made to give the
+    # network alone).
     ftc030 = next(f for f in _findings(BASE) if f.code == "FTC030")
     assert "set taskmanager.memory.network.min: 803mb and taskmanager.memory.process.size: 3328mb" in \
         ftc030.message, ftc030.message

@@ -254,9 +254,9 @@ def _with_lines(text: str, changes: tuple[tuple[str, str], ...]) -> str:
 
 def test_ftc030_fix_keeps_the_task_heap_instead_of_growing_the_fraction() -> None:
     # Issue 19: 32 slots of a 2g TaskManager at parallelism 64, sort-merge defaults: the fix was one
-    # process size of 18870mb (the 0.1 network fraction made to deliver the network alone). Now network.min with the
-    # total grown to keep the task heap, as recommend does (3328mb), sized for the no-plan bound's join
-    # stage: 32 x (65 + 65 + 512) = 20544 buffers x 1.25.
+    # process size of 18870mb (the 0.1 network fraction made to deliver the network alone). Now
+    # network.min with the total grown to keep the task heap, as recommend does (3328mb), sized for the
+    # no-plan bound's join stage: 32 x (65 + 65 + 512) = 20544 buffers x 1.25.
     text = ("taskmanager.memory.process.size: 2048m\ntaskmanager.numberOfTaskSlots: 32\n"
             "parallelism.default: 64\nexecution.runtime-mode: BATCH\n")
     situation = _situation(text)
