@@ -11,7 +11,7 @@ from flinktune.advise.measured import Measured
 from flinktune.advise.state import Job
 from flinktune.errors import FlinktuneError
 from flinktune.model import buffers as mb
-from flinktune.model.network_fit import plan_graph
+from flinktune.model.network_fit import blocking_batch, plan_graph
 from flinktune.situation import Environment, Situation
 
 
@@ -88,10 +88,11 @@ def resolve_job(situation: Situation, measured: Measured | None) -> tuple[Job, E
         exchanges = situation.exchanges.value
         exchanges_source = situation.exchanges.source
         if exchanges_source == "default":
+            shape = ("a batch job's stages one after another, the busiest joining two exchanges, "
+                     "channels local only where the cluster guarantees it" if blocking_batch(situation)
+                     else "every slot hosting a subtask of every vertex")
             assumptions.append(f"no job plan: buffer demand sized for a pessimistic bound of {exchanges} "
-                               "all-to-all "
-                               "exchanges, every slot hosting a subtask of every vertex (give --plan, or "
-                               "--exchanges N)")
+                               f"all-to-all exchanges, {shape} (give --plan, or --exchanges N)")
     job = Job(parallelism=parallelism.value, slots=slots.value, taskmanagers=situation.taskmanagers.value,
               exchanges=exchanges, workload=situation.workload.value, rtt_s=situation.rtt_s.value,
               bandwidth_bytes_per_s=situation.bandwidth_bytes_per_s.value, rate_per_subtask=found["rate"],

@@ -161,9 +161,7 @@ class BatchDemand:
         for stage in self.stages:
             result = mb.fits(stage, total_buffers, segment_bytes)
             if not result.fits:
-                return mb.NetworkFit(False, self.busiest.required, self.busiest.target, total_buffers,
-                                     segment_bytes, result.failing_request, result.available_at_failure,
-                                     result.failing_what, result.message)
+                return replace(result, required=self.busiest.required, target=self.busiest.target)
         return mb.fits(self.busiest, total_buffers, segment_bytes)
 
 

@@ -712,6 +712,27 @@ class NetworkFit:
     available_at_failure: int | None  # ... and as "only <m> available"
     failing_what: str | None
     message: str | None         # Flink's exception text when it does not fit
+    # Other request sizes in the failing demand. Its tasks set up side by side, so which request Flink
+    # meets first without room is a race: it may name one of these instead (with fewer available than
+    # the size). Empty: every request has one size and Flink's numbers are exactly these.
+    racing: tuple[int, ...] = ()
+
+    @property
+    def racing_text(self) -> str:
+        """A note for the predicted error when its numbers depend on the race (else empty)."""
+        if not self.racing or self.failing_request is None:
+            return ""
+        sizes = " / ".join(str(n) for n in (self.failing_request, *self.racing))
+        return ("the tasks set up side by side, so which request meets an empty pool first is a race: "
+                f"Flink names one of required {sizes}, with fewer available than that")
+
+    def matches(self, required: int, available: int) -> bool:
+        """Are Flink's printed numbers ones this prediction allows (exact when there is no race)?"""
+        if self.failing_request is None:
+            return False
+        if not self.racing:
+            return (required, available) == (self.failing_request, self.available_at_failure)
+        return required in (self.failing_request, *self.racing) and 0 <= available < required
 
     @property
     def requested_usage_percent(self) -> float:
@@ -764,6 +785,7 @@ def fits(demand: TaskManagerBuffers | int, total_buffers: int, segment_bytes: in
         granted = room // request.size  # the first request that no longer fits
         used += granted * request.size
         available = total - used
+        sizes = sorted({r.size for r in requests if r.size > 0} - {request.size}, reverse=True)
         return NetworkFit(False, required, target, total, seg, request.size, available, request.what,
-                          insufficient_buffers_message(request.size, available, total, seg))
+                          insufficient_buffers_message(request.size, available, total, seg), tuple(sizes))
     return NetworkFit(True, required, target, total, seg, None, None, None, None)

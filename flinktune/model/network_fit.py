@@ -239,7 +239,7 @@ def plan_graph(situation: Situation) -> tuple[mb.JobGraph, AssumedParallelism | 
     return _memo(situation, "plan-graph", compute)
 
 
-def _blocking_batch(situation: Situation) -> bool:
+def blocking_batch(situation: Situation) -> bool:
     """A batch job whose exchanges are blocking (the default ALL_EXCHANGES_BLOCKING; a plan says)."""
     if situation.workload.value != "batch":
         return False
@@ -255,7 +255,7 @@ def _blocking_batch(situation: Situation) -> bool:
 def batch_demand(situation: Situation, settings: mb.BufferSettings, exchanges: int | None = None
                  ) -> BatchDemand | None:
     """A blocking batch job's demand per pipelined region (model.batch); None for other jobs."""
-    if not _blocking_batch(situation):
+    if not blocking_batch(situation):
         return None
     from flinktune.model.batch import batch_taskmanager_buffers, stage_bound
 

@@ -109,6 +109,8 @@ def _network_lines(rec: Recommendation) -> list[str]:
                        f"or --exchanges to judge this job): {fit.message}")
         elif fit.message:
             out.append(f"  Flink would fail the job with: {fit.message}")
+        if fit.message and fit.racing_text:
+            out.append(f"  ({fit.racing_text})")
     if rec.final_memory_error:
         out.append(f"  recommended: memory setup refused: {rec.final_memory_error}")
     elif rec.final_fit is not None and rec.changes:
@@ -211,7 +213,8 @@ def _fit_json(fit: Any) -> dict[str, Any] | None:
         return None
     return {"fits": fit.fits, "required": fit.required, "target": fit.target,
             "total_buffers": fit.total_buffers, "segment_bytes": fit.segment_bytes,
-            "requested_usage_percent": round(fit.requested_usage_percent, 2), "message": fit.message}
+            "requested_usage_percent": round(fit.requested_usage_percent, 2), "message": fit.message,
+            "racing_requests": list(fit.racing)}
 
 
 def recommendation_dict(rec: Recommendation) -> dict[str, Any]:

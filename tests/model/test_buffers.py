@@ -29,6 +29,8 @@ from flinktune.model.buffers import (
     Edge,
     JobGraph,
     PartitionType,
+    Request,
+    TaskManagerBuffers,
     Vertex,
     _pointwise_consumer_range,
     _pointwise_subpartitions,
@@ -238,3 +240,25 @@ def test_job_graph_from_a_rest_plan() -> None:
         job_graph_from_plan({"plan": {"nodes": [{"id": "a", "parallelism": 0}]}})
     with pytest.raises(ModelInputError):
         job_graph_from_plan({"nothing": 1})
+
+
+def test_which_request_fails_first_is_a_race_when_sizes_differ() -> None:
+    # Real Flink 1.20.5, one batch stage of 8 tasks per TaskManager (a 16-buffer sort-merge partition, a
+    # floating minimum of 1, 8 remote channels of 2 exclusive buffers each) on 160 buffers printed
+    # "required 2, but only 0 available"; at 32 tasks per TaskManager on 1024 buffers the same shape
+    # printed "required 16, but only 0 available": the tasks set up side by side.
+    requests = tuple(r for k in range(8) for r in (
+        Request(f"t{k} partition", 16), Request(f"t{k} floating", 1, 1, 1),
+        Request(f"t{k} exclusive", 2, 8, 2)))
+    demand = TaskManagerBuffers(0, 8 * 33, 8 * 33, 8, requests)
+    verdict = fits(demand, 160, 32 * KIB)
+    assert (verdict.failing_request, verdict.available_at_failure) == (2, 0)
+    assert verdict.racing == (16, 1)
+    assert verdict.matches(2, 0) and verdict.matches(16, 0) and verdict.matches(16, 15)
+    assert not verdict.matches(16, 16) and not verdict.matches(512, 0)
+    assert "Flink names one of required 2 / 16 / 1" in verdict.racing_text
+    # One size only (every task's sort-merge partition of 512): Flink's numbers are exactly these.
+    uniform = TaskManagerBuffers(0, 8 * 512, 8 * 512, 8, tuple(Request(f"t{k}", 512) for k in range(8)))
+    exact = fits(uniform, 2048, 32 * KIB)
+    assert exact.racing == () and exact.racing_text == ""
+    assert exact.matches(512, 0) and not exact.matches(512, 1)

@@ -61,8 +61,10 @@ def propose(plan: Plan) -> None:
     want_bytes = round_up_mib(want_buffers * seg)
     basis = ("the pools' target" if streaming and want_buffers == demand.target
              else f"{headroom:g} x required, the headroom")
+    shape = ("one blocking stage at a time" if state.batch_demand is not None
+             else "every slot hosting a subtask of every vertex")
     source = ("the plan" if exact else f"the bound of {plan.job.exchanges} all-to-all exchange(s) "
-              f"[{plan.job.exchanges_source}], every slot hosting a subtask of every vertex")
+              f"[{plan.job.exchanges_source}], {shape}")
     why = (f"the busiest TaskManager needs {demand.required} buffers at start-up and its pools grow to "
            f"{demand.target} ({demand.assumption}); {available} are available. Sized for {want_buffers} "
            "buffers "

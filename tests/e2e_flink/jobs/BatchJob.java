@@ -2,12 +2,12 @@ package flinktune.e2e;
 
 import org.apache.flink.api.common.RuntimeExecutionMode;
 import org.apache.flink.api.common.eventtime.WatermarkStrategy;
-import org.apache.flink.api.common.functions.MapFunction;
-import org.apache.flink.api.common.functions.ReduceFunction;
+import org.apache.flink.api.common.functions.OpenContext;
+import org.apache.flink.api.common.functions.RichMapFunction;
+import org.apache.flink.api.common.functions.RichReduceFunction;
 import org.apache.flink.api.common.typeinfo.Types;
 import org.apache.flink.api.java.tuple.Tuple2;
 import org.apache.flink.connector.datagen.source.DataGeneratorSource;
-import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.datastream.SingleOutputStreamOperator;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.streaming.api.functions.sink.v2.DiscardingSink;
@@ -19,23 +19,73 @@ import org.apache.flink.streaming.api.functions.sink.v2.DiscardingSink;
  *
  * Arguments: --records N --parallelism P (set on every operator, so the adaptive batch scheduler
  * keeps it) --adaptive true (only the source gets P: the scheduler decides the rest, and the REST
- * plan shows parallelism -1 for them until it has).
+ * plan shows parallelism -1 for them until it has) --hold-ms H (every task waits H ms in open(),
+ * after its buffers are set up: the tasks of a stage then overlap as they do with real data volumes,
+ * instead of a small stage's first tasks finishing, and giving their buffers back, before the last
+ * ones deploy).
  */
 public class BatchJob {
 
     private static final String PAYLOAD = "y".repeat(96);
 
-    public static final class Parse implements MapFunction<Long, Tuple2<Integer, String>> {
+    private static void hold(long millis) throws InterruptedException {
+        if (millis > 0) {
+            Thread.sleep(millis);
+        }
+    }
+
+    public static final class Parse extends RichMapFunction<Long, Tuple2<Integer, String>> {
+        private final long holdMs;
+
+        Parse(long holdMs) {
+            this.holdMs = holdMs;
+        }
+
+        @Override
+        public void open(OpenContext context) throws Exception {
+            hold(holdMs);
+        }
+
         @Override
         public Tuple2<Integer, String> map(Long i) {
             return Tuple2.of((int) (i % 4099), PAYLOAD);
         }
     }
 
-    public static final class Keep implements ReduceFunction<Tuple2<Integer, String>> {
+    public static final class Keep extends RichReduceFunction<Tuple2<Integer, String>> {
+        private final long holdMs;
+
+        Keep(long holdMs) {
+            this.holdMs = holdMs;
+        }
+
+        @Override
+        public void open(OpenContext context) throws Exception {
+            hold(holdMs);
+        }
+
         @Override
         public Tuple2<Integer, String> reduce(Tuple2<Integer, String> a, Tuple2<Integer, String> b) {
             return Tuple2.of(a.f0, a.f1.length() >= b.f1.length() ? a.f1 : b.f1);
+        }
+    }
+
+    /** Chained before the sink, so the sink's task holds too. */
+    public static final class Hold extends RichMapFunction<Tuple2<Integer, String>, Tuple2<Integer, String>> {
+        private final long holdMs;
+
+        Hold(long holdMs) {
+            this.holdMs = holdMs;
+        }
+
+        @Override
+        public void open(OpenContext context) throws Exception {
+            hold(holdMs);
+        }
+
+        @Override
+        public Tuple2<Integer, String> map(Tuple2<Integer, String> t) {
+            return t;
         }
     }
 
@@ -52,6 +102,7 @@ public class BatchJob {
         long records = Long.parseLong(arg(args, "records", "200000"));
         int parallelism = Integer.parseInt(arg(args, "parallelism", "4"));
         boolean adaptive = Boolean.parseBoolean(arg(args, "adaptive", "false"));
+        long holdMs = Long.parseLong(arg(args, "hold-ms", "0"));
 
         StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
         env.setRuntimeMode(RuntimeExecutionMode.BATCH);
@@ -60,15 +111,17 @@ public class BatchJob {
         SingleOutputStreamOperator<Tuple2<Integer, String>> parsed = env
                 .fromSource(source, WatermarkStrategy.noWatermarks(), "Gen")
                 .setParallelism(parallelism)
-                .map(new Parse())
+                .map(new Parse(holdMs))
                 .name("Parse")
                 .setParallelism(parallelism);
         SingleOutputStreamOperator<Tuple2<Integer, String>> reduced =
-                parsed.keyBy(t -> t.f0).reduce(new Keep()).name("Reduce");
-        DataStream<Tuple2<Integer, String>> out = reduced.rebalance();
-        var sink = out.sinkTo(new DiscardingSink<>()).name("Sink");
+                parsed.keyBy(t -> t.f0).reduce(new Keep(holdMs)).name("Reduce");
+        SingleOutputStreamOperator<Tuple2<Integer, String>> held =
+                reduced.rebalance().map(new Hold(holdMs)).name("Hold");
+        var sink = held.sinkTo(new DiscardingSink<>()).name("Sink");
         if (!adaptive) {
             reduced.setParallelism(parallelism);
+            held.setParallelism(parallelism);
             sink.setParallelism(parallelism);
         }
         env.execute("flinktune-batch-" + parallelism + (adaptive ? "-adaptive" : ""));
