@@ -53,3 +53,31 @@ def test_non_config_is_one_line_and_exit_2(tmp_path: Path, name: str, content: s
 def test_shipped_configs_are_still_accepted(tmp_path: Path, sample: Path) -> None:
     done = _recommend(sample, tmp_path)
     assert done.returncode == 0, done.stderr
+
+
+@pytest.mark.parametrize(("line", "flag"), [("parallelism.default: lots", "--parallelism"),
+                                            ("taskmanager.numberOfTaskSlots: many", "--slots")])
+def test_an_unreadable_parallelism_or_slot_count_is_refused(tmp_path: Path, line: str, flag: str) -> None:
+    # It was read as 1 (the default) and judged: "No changes: the configuration already fits", exit 0.
+    path = tmp_path / "config.yaml"
+    path.write_text(f"taskmanager.memory.process.size: 2048m\n{line}\n", encoding="utf-8")
+    result = _recommend(path, tmp_path)
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert result.stdout == ""
+    assert result.stderr.count("\n") == 1 and "config.yaml:2:" in result.stderr
+    assert "is not a whole number" in result.stderr and flag in result.stderr
+    # The flag settles it: the file is judged (lint reports the value, FTC010).
+    given = subprocess.run([sys.executable, "-m", "flinktune", "recommend", str(path), flag, "8"],
+                           cwd=tmp_path, capture_output=True, text=True, timeout=120, check=False)
+    assert given.returncode == 0, given.stderr
+
+
+def test_a_template_placeholder_is_an_assumption_not_an_error(tmp_path: Path) -> None:
+    # A real config of the dev corpus sets taskmanager.numberOfTaskSlots: ${cpu_thread} (filled in at
+    # deploy time): judged with 1 slot, and said so.
+    path = tmp_path / "config.yaml"
+    path.write_text("taskmanager.memory.process.size: 2048m\ntaskmanager.numberOfTaskSlots: ${cpu_thread}\n",
+                    encoding="utf-8")
+    result = _recommend(path, tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "slots 1: taskmanager.numberOfTaskSlots is the placeholder '${cpu_thread}'" in result.stdout
