@@ -292,11 +292,16 @@ def _from_config(path: Path, env: Any, values: dict[str, Any], sources: dict[str
     put("network-memory", float(memory.memory.network_bytes), f"{path}: derived ({memory.memory.path})")
     verdict = network_fit.network_verdict(situation)
     if verdict.fit is not None and verdict.demand is not None:
-        state = "fits" if verdict.fit.fits else "does NOT fit"
+        at_bound = not verdict.fit.fits and not verdict.fails_for_sure and verdict.minimum_demand is not None
+        state = ("fits" if verdict.fit.fits else
+                 f"fits one all-to-all exchange ({verdict.minimum_demand.required} needed), NOT the "
+                 "pessimistic bound" if at_bound and verdict.minimum_demand is not None else "does NOT fit")
+        fails = ("; a job with that many exchanges would fail with: " if at_bound else ": ")
+        race = f" ({verdict.fit.racing_text})" if verdict.fit.message and verdict.fit.racing_text else ""
         notes.append("network buffers (the check lint and recommend make): "
                      f"{verdict.demand.required} needed, {verdict.fit.total_buffers} available: {state} "
                      f"({verdict.assumption})"
-                     + (f": {verdict.fit.message}" if verdict.fit.message else ""))
+                     + (f"{fails}{verdict.fit.message}{race}" if verdict.fit.message else ""))
     return version
 
 

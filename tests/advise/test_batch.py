@@ -148,3 +148,20 @@ def test_a_config_that_fails_for_sure_is_said_to_fail() -> None:
     text = render_recommendation_text(rec)
     assert ("Flink would fail the job with: Insufficient number of network buffers: required 512, "
             "but only 471") in text
+
+
+def test_model_says_the_same_as_recommend(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    # One situation, one verdict: `model --config` on the hash-160m config that ran (issue 19).
+    from typer.testing import CliRunner
+
+    from flinktune.cli.app import app
+
+    path = tmp_path / "config.yaml"
+    path.write_text(BASE + "taskmanager.network.sort-shuffle.min-parallelism: 1000\n"
+                    "taskmanager.memory.network.min: 160m\ntaskmanager.memory.network.max: 160m\n",
+                    encoding="utf-8")
+    result = CliRunner().invoke(app, ["model", "--config", str(path)], env={"COLUMNS": "400"})
+    assert result.exit_code == 0, result.output
+    flat = " ".join(result.stdout.split())
+    assert "fits one all-to-all exchange (4160 needed), NOT the pessimistic bound" in flat
+    assert "does NOT fit" not in flat
