@@ -97,6 +97,8 @@ def resolve_job(situation: Situation, measured: Measured | None) -> tuple[Job, E
             sources[name] = where
     from_plan = plan_graph(situation)
     graph = from_plan[0] if from_plan is not None else None
+    if situation.plan_note:
+        assumptions.append(situation.plan_note)
     if from_plan is not None and from_plan[1] is not None:
         assumptions.append(from_plan[1].describe())
     parallelism, slots = situation.parallelism, situation.slots

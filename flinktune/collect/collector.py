@@ -24,6 +24,7 @@ from flinktune.collect.job import (
     VertexInfo,
     check_flink,
     placement_document,
+    plan_with_stream_graph,
     read_job,
     read_placement,
     resolve_job_id,
@@ -237,7 +238,8 @@ def collect(
     if job.state in TERMINAL_STATES:
         raise CollectError(f"job {job_id} ({job.name!r}) is {job.state}; collect needs a running job")
 
-    plan = client.get_json(f"/jobs/{job_id}/plan")
+    # Flink 2.x builds a batch job's graph as it runs: the stream graph completes the plan.
+    plan = plan_with_stream_graph(client.get_json(f"/jobs/{job_id}/plan"), job)
     out_dir = options.out_dir
     plan_path, job_path = out_dir / PLAN_FILE, out_dir / JOB_FILE
     writer = DumpWriter(out_dir)

@@ -8,7 +8,7 @@ Endpoints (flink-facts.md §4.4/§5; rest_v1_dispatcher.yml @1.20): ``/config`` 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from flinktune.collect.rest import FlinkRestClient, HttpStatusError
@@ -41,6 +41,9 @@ class JobInfo:
     name: str
     state: str
     vertices: tuple[VertexInfo, ...]
+    # Flink 2.x: /jobs/:id's stream graph while operators are still to become job vertices (batch).
+    stream_graph: dict[str, Any] | None = field(default=None, compare=False, repr=False)
+    pending_operators: int = 0
 
 
 def check_flink(client: FlinkRestClient) -> str:
@@ -118,8 +121,12 @@ def read_job(client: FlinkRestClient, job_id: str) -> JobInfo:
         for v in detail.get("vertices", [])
         if isinstance(v, dict) and "id" in v
     )
+    pending = detail.get("pending-operators")
+    stream = detail.get("stream-graph")
     return JobInfo(
-        job_id=job_id, name=str(detail.get("name", "")), state=str(detail["state"]), vertices=vertices
+        job_id=job_id, name=str(detail.get("name", "")), state=str(detail["state"]), vertices=vertices,
+        stream_graph=stream if isinstance(stream, dict) else None,
+        pending_operators=pending if isinstance(pending, int) and not isinstance(pending, bool) else 0,
     )
 
 
@@ -174,3 +181,18 @@ def placement_document(job: JobInfo, flink_version: str) -> dict[str, Any]:
             for v in job.vertices
         ],
     }
+
+
+def plan_with_stream_graph(plan: Any, details: Any) -> Any:
+    """``/jobs/:id/plan`` with ``/jobs/:id``'s ``stream-graph`` and ``pending-operators`` beside it when
+    Flink (2.x, a batch job) has not built the whole job graph yet: the plan then lacks the vertices
+    still to come, and the reader completes it from the stream graph (situation.plan). ``details`` is
+    the ``/jobs/:id`` JSON or a JobInfo read from it."""
+    if isinstance(details, JobInfo):
+        details = {"pending-operators": details.pending_operators, "stream-graph": details.stream_graph}
+    if not isinstance(plan, dict) or not isinstance(details, dict):
+        return plan
+    pending = details.get("pending-operators")
+    if isinstance(pending, int) and pending > 0 and isinstance(details.get("stream-graph"), dict):
+        return {**plan, "stream-graph": details["stream-graph"], "pending-operators": pending}
+    return plan

@@ -36,6 +36,7 @@ from flinktune.analysis.plan import name_from_description
 from flinktune.analysis.prometheus_range import Attempts, Columns, add_matrix, matrix_of, prometheus_name
 from flinktune.collect.catalog import DEFAULT_METRICS, MetricSpec
 from flinktune.collect.collector import _no_interrupts, _stop_on_sigterm
+from flinktune.collect.job import plan_with_stream_graph
 from flinktune.collect.rest import FlinkRestClient, HttpStatusError, RetryPolicy, _reason
 from flinktune.collect.writer import JOB_FILE, PLAN_FILE, DumpWriter, write_json_atomic
 from flinktune.errors import CollectError
@@ -379,7 +380,8 @@ def fetch_plan(
         job = client.get_json(f"/jobs/{job_id}")
     except CollectError:
         job = None
-    return plan, job if isinstance(job, dict) else None, client.url_for(f"/jobs/{job_id}/plan")
+    return (plan_with_stream_graph(plan, job), job if isinstance(job, dict) else None,
+            client.url_for(f"/jobs/{job_id}/plan"))
 
 
 def vertex_names(plan: dict[str, Any] | None, job: dict[str, Any] | None) -> dict[str, str]:

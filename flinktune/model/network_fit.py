@@ -274,9 +274,10 @@ def batch_demand(situation: Situation, settings: mb.BufferSettings, exchanges: i
                 demand = None   # a placement from another run: the guaranteed locality stands in
         if demand is None:
             demand = batch_taskmanager_buffers(graph, settings, slots, taskmanagers=tms)
-        if assumed is not None:
+        notes = [n for n in (situation.plan_note, assumed.describe() if assumed is not None else None) if n]
+        if notes:
             b = demand.busiest
-            demand = replace(demand, busiest=replace(b, assumption=f"{b.assumption}; {assumed.describe()}"))
+            demand = replace(demand, busiest=replace(b, assumption="; ".join([b.assumption, *notes])))
         return demand
     n = situation.exchanges.value if exchanges is None else exchanges
     # The busiest stage of a chain reads one exchange; a join stage reads two (the pessimistic bound).

@@ -100,6 +100,7 @@ class Situation:
     completeness: Sourced[str] = field(default_factory=lambda: Sourced("complete", "default"))
     plan: Mapping[str, Any] | None = None          # Flink's /jobs/:jobid/plan JSON
     plan_source: str | None = None                 # its file (or "beside the dump")
+    pending_operators: int = 0                     # operators the plan was completed with (situation.plan)
     placement: Mapping[tuple[str, int], Any] | None = None   # (vertex id, subtask) -> TaskManager
     project_exchanges: int | None = None           # job-graph hint from the project config
     measured: Any = None                           # flinktune.advise.measured.Measured (plain values)
@@ -211,6 +212,15 @@ class Situation:
         if entry in self.folded:
             return Sourced(value, "spec", entry.file, entry.line, _SPEC_FIELD.get(key, key))
         return Sourced(value, "config", entry.file, entry.line, key)
+
+    @property
+    def plan_note(self) -> str | None:
+        """What the plan was completed with, when Flink had not built the whole job graph yet."""
+        if not self.pending_operators:
+            return None
+        return (f"the plan completed with {self.pending_operators} operator(s) Flink 2.x had not yet turned "
+                "into tasks (it builds a batch job's graph as the job runs), from /jobs/:jobid's stream "
+                "graph: chained where FORWARD at one parallelism, exchanges as the plan's")
 
     @cached_property
     def graph_parallelism(self) -> int | None:
@@ -337,6 +347,11 @@ def resolve_situation(document: ConfigDocument, *, text: str | None = None,
     version = resolve_version(document, flag=flag_version, flag_source=env.source("flink-version") or "flag",
                               directive=directive, project=project_version, catalog=catalog,
                               mentioned=mentioned)
+    pending = 0
+    if plan is not None:
+        from flinktune.situation.plan import with_pending_operators
+
+        plan, pending = with_pending_operators(plan)
     spec = DeploymentSpec()
     if document.format in (ConfigFormat.DEPLOYMENT, ConfigFormat.CONFIGMAP):
         if text is None and Path(document.path).is_file():
@@ -349,6 +364,6 @@ def resolve_situation(document: ConfigDocument, *, text: str | None = None,
         document=document, version=version, environment=env, spec=spec,
         deployment=deployment_kind(document, spec),
         completeness=completeness or completeness_of(document, spec),
-        plan=plan, plan_source=plan_source, placement=placement, project_exchanges=project_exchanges,
-        measured=measured, catalog=catalog,
+        plan=plan, plan_source=plan_source, pending_operators=pending, placement=placement,
+        project_exchanges=project_exchanges, measured=measured, catalog=catalog,
     )

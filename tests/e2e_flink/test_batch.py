@@ -54,6 +54,7 @@ class Scale:
     # overlap as with real data: a tiny stage's first tasks would otherwise finish, and give their
     # buffers back, before its last ones deploy, and a configuration that fails for real jobs ran.
     hold_ms: int
+    flink_version: str = "1.20"      # what lint and recommend are told (--flink-version)
 
     @property
     def base(self) -> dict[str, Any]:
@@ -143,26 +144,28 @@ def _run(cluster: FlinkCluster, jar_id: str, config: Path, scale: Scale = SUITE)
                           json.dumps({"entryClass": ENTRY, "programArgsList": args}).encode())
     job_id = str(reply["jobid"])
     state = cluster.wait_terminal(job_id, timeout_s=600)
-    plan = cluster.get(f"/jobs/{job_id}/plan")
+    # /jobs/:id: its "plan", and on Flink 2.x the stream graph that completes it when the job failed
+    # before Flink built the later vertices (what a user gives --plan; situation.plan).
+    plan = cluster.get(f"/jobs/{job_id}")
     error = cluster.root_exception(job_id) if state != "FINISHED" else ""
     return Outcome(True, state, error, job_id, plan)
 
 
-def _lint(cli: Any, config: Path) -> list[dict[str, Any]]:
-    result = cli("lint", str(config), "--format", "json", "--flink-version", "1.20")
+def _lint(cli: Any, config: Path, version: str = "1.20") -> list[dict[str, Any]]:
+    result = cli("lint", str(config), "--format", "json", "--flink-version", version)
     assert result.returncode in (0, 1), result.stderr
     return list(json.loads(result.stdout)["findings"])
 
 
-def _lint_errors(cli: Any, config: Path) -> list[dict[str, Any]]:
-    return [f for f in _lint(cli, config) if f["severity"] == "error"]
+def _lint_errors(cli: Any, config: Path, version: str = "1.20") -> list[dict[str, Any]]:
+    return [f for f in _lint(cli, config, version) if f["severity"] == "error"]
 
 
 def _recommend(cli: Any, config: Path, plan: dict[str, Any] | None, out: Path, *,
-               exchanges: str | None = "2") -> str:
+               exchanges: str | None = "2", version: str = "1.20") -> str:
     """recommend -o out: with the job's plan when given, else with ``--exchanges`` (None: the default
     pessimistic bound, as a user without the plan gets)."""
-    args = ["recommend", str(config), "--flink-version", "1.20", "-o", str(out)]
+    args = ["recommend", str(config), "--flink-version", version, "-o", str(out)]
     if plan is not None:
         plan_file = out.with_suffix(".plan.json")
         plan_file.write_text(json.dumps(plan), encoding="utf-8")
@@ -200,7 +203,7 @@ def _closed_loop(case: Case, scale: Scale, cluster: FlinkCluster, jar_id: str, c
     docstring for what must hold."""
     started = time.monotonic()
     config = _write(tmp_path / "config.yaml", cluster, case.overrides, scale)
-    findings = _lint(cli, config)
+    findings = _lint(cli, config, scale.flink_version)
     errors = [f for f in findings if f["severity"] == "error"]
     if HASH_FORCED in case.overrides:
         # No sort-merge partition exists: no sort-merge min-buffers warning (issue 19).
@@ -216,7 +219,7 @@ def _closed_loop(case: Case, scale: Scale, cluster: FlinkCluster, jar_id: str, c
     lint_text = "\n".join(e["message"] for e in errors)
     plan = outcome.plan if outcome.started and with_plan else None
     recommended = _recommend(cli, config, plan, tmp_path / "recommended.yaml",
-                             exchanges="2" if with_plan else None)
+                             exchanges="2" if with_plan else None, version=scale.flink_version)
     predicted = ""
     if not flink_failed:
         # A job that runs is never said to fail (issue 19: "DOES NOT FIT ... Flink would fail the job").
@@ -244,7 +247,7 @@ def _closed_loop(case: Case, scale: Scale, cluster: FlinkCluster, jar_id: str, c
         predicted = case.fails_with[:60] + "..."
     # recommend's file: no lint error, and the job finishes on it.
     new_config = tmp_path / "recommended.yaml"
-    assert not _lint_errors(cli, new_config)
+    assert not _lint_errors(cli, new_config, scale.flink_version)
     rerun = _run(cluster, jar_id, new_config, scale)
     assert rerun.state == "FINISHED", (rerun.state, rerun.error[-3000:], new_config.read_text())
     changed = sorted(set(new_config.read_text().splitlines()) - set(config.read_text().splitlines()))
