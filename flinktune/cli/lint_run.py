@@ -208,15 +208,12 @@ def _run(args: LintArgs, out: Callable[[str], None], err: Callable[[str], None])
     plan = None
     if args.plan is not None:
         # The job graph for the network-buffer check (FTC030), read and checked as recommend does.
-        from flinktune.model.batch import resolve_undecided
-        from flinktune.model.buffers import job_graph_from_plan
+        from flinktune.model.batch import check_plan
         from flinktune.situation.plan import read_json_object
 
         plan = read_json_object(args.plan)
         try:
-            # Vertices the adaptive batch scheduler has not decided (-1) are valid; the model charges
-            # them at the scheduler's upper bound (model.batch), here any positive stand-in checks the rest.
-            job_graph_from_plan(resolve_undecided(plan, 1, "check")[0])
+            check_plan(plan)
         except FlinktuneError as error:
             raise _Stop(f"{args.plan}: {error.message}") from None
     options = LintOptions(

@@ -27,6 +27,19 @@ def _load_plan(path: Path, what: str = "the plan") -> dict[str, Any]:
     return read_json_object(path, what)
 
 
+def _load_job_plan(path: Path) -> dict[str, Any]:
+    """The plan, checked as a job graph up front so that a bad one is one line naming its file."""
+    from flinktune.errors import ConfigError, FlinktuneError
+    from flinktune.model.batch import check_plan
+
+    plan = _load_plan(path)
+    try:
+        check_plan(plan)
+    except FlinktuneError as error:
+        raise ConfigError(error.message, file=str(path)) from None
+    return plan
+
+
 def _beside(metrics: list[str], *names: str) -> Path | None:
     """The first of ``names`` found in the folder of a metrics input."""
     for item in metrics:
@@ -141,7 +154,7 @@ def recommend(
         if profile is not None:
             env = read_profile(profile).apply(env)
         env = env.with_values(parse_parameters(flags), "flag")
-        plan_data = _load_plan(plan) if plan is not None else None
+        plan_data = _load_job_plan(plan) if plan is not None else None
         if verbose and metrics:
             import os
 
@@ -185,7 +198,7 @@ def _run(file: Path, env: Environment, plan_data: dict[str, Any] | None, plan_pa
     if plan_data is None and metrics:
         beside = _plan_beside(metrics)
         if beside is not None:
-            plan_path, plan_data = beside, _load_plan(beside)
+            plan_path, plan_data = beside, _load_job_plan(beside)
 
     def note(line: str) -> None:
         # --quiet: errors only; every other line on stderr is a note.

@@ -88,6 +88,16 @@ def resolve_undecided(plan: Mapping[str, Any], parallelism: int, source: str
     return resolved, AssumedParallelism(parallelism, source, tuple(undecided))
 
 
+def check_plan(plan: Mapping[str, Any]) -> None:
+    """Raise ModelInputError when a plan (``/jobs/:id/plan`` or ``/jobs/:id``) cannot give a job graph.
+    Undecided vertices (-1) are valid (charged at the scheduler's bound later); a Flink 2.x plan is
+    checked completed from its stream graph, as it will be read (situation.plan)."""
+    from flinktune.situation.plan import with_pending_operators
+
+    completed, _pending = with_pending_operators(plan)
+    mb.job_graph_from_plan(resolve_undecided(completed, 1, "check")[0])
+
+
 def has_undecided(plan: Mapping[str, Any]) -> bool:
     inner = plan.get("plan", plan)
     nodes = inner.get("nodes") if isinstance(inner, Mapping) else None

@@ -51,7 +51,7 @@ def with_pending_operators(document: Mapping[str, Any]) -> tuple[Mapping[str, An
             or not isinstance(pending, int) or isinstance(pending, bool) or pending <= 0
             or not isinstance(stream, Mapping) or not isinstance(stream.get("nodes"), list)):
         return document, 0
-    operators = {str(n.get("id")): n for n in stream["nodes"] if isinstance(n, Mapping)}
+    operators = {str(n["id"]): n for n in stream["nodes"] if isinstance(n, Mapping) and "id" in n}
     waiting = [op for op in operators.values() if not op.get("job_vertex_id")]
     if not waiting:
         return document, 0
@@ -80,7 +80,9 @@ def with_pending_operators(document: Mapping[str, Any]) -> tuple[Mapping[str, An
             group[root(str(op["id"]))] = root(str(up["id"]))
 
     def vertex_of(op_id: str) -> str:
-        op = operators.get(op_id, {})
+        op = operators.get(op_id)
+        if op is None:
+            return op_id     # not in the stream graph: the plan reader reports the unknown vertex
         return str(op.get("job_vertex_id") or f"pending-{root(op_id)}")
 
     nodes: dict[str, dict[str, Any]] = {}

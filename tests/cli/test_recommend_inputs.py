@@ -81,3 +81,18 @@ def test_a_template_placeholder_is_an_assumption_not_an_error(tmp_path: Path) ->
     result = _recommend(path, tmp_path)
     assert result.returncode == 0, result.stderr
     assert "slots 1: taskmanager.numberOfTaskSlots is the placeholder '${cpu_thread}'" in result.stdout
+
+
+def test_a_bad_plan_is_one_line_naming_the_plan(tmp_path: Path) -> None:
+    # lint said "badplan.json: parallelism of vertex ..."; recommend said it without the file.
+    import json
+
+    bad = {"plan": {"nodes": [{"id": "src", "parallelism": "x"}]}}
+    (tmp_path / "badplan.json").write_text(json.dumps(bad), encoding="utf-8")
+    path = tmp_path / "config.yaml"
+    path.write_text("taskmanager.memory.process.size: 2048m\n", encoding="utf-8")
+    result = subprocess.run([sys.executable, "-m", "flinktune", "recommend", str(path), "--plan",
+                             str(tmp_path / "badplan.json")], cwd=tmp_path, capture_output=True, text=True,
+                            timeout=120, check=False)
+    assert result.returncode == 2 and result.stdout == ""
+    assert result.stderr.count("\n") == 1 and "badplan.json: parallelism of vertex 'src'" in result.stderr
