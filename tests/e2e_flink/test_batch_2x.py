@@ -27,5 +27,6 @@ CASES_2X = [c for c in CASES if HASH_FORCED not in c.overrides]
 def test_batch_on_flink_2x(case: Case, flink2_home: Path, flink2_cluster: FlinkCluster, jar2_id: str,
                            flinktune_cli: Any, tmp_path: Path) -> None:
     version = ".".join(flink_dist_version(flink2_home).split(".")[:2])
+    assert version.startswith("2."), version     # lint and recommend are told the 2.x they judge
     _closed_loop(case, replace(SUITE, flink_version=version), flink2_cluster, jar2_id, flinktune_cli,
                  tmp_path, with_plan=True)
