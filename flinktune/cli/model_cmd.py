@@ -292,10 +292,7 @@ def _from_config(path: Path, env: Any, values: dict[str, Any], sources: dict[str
     put("network-memory", float(memory.memory.network_bytes), f"{path}: derived ({memory.memory.path})")
     verdict = network_fit.network_verdict(situation)
     if verdict.fit is not None and verdict.demand is not None:
-        at_bound = not verdict.fit.fits and not verdict.fails_for_sure and verdict.minimum_demand is not None
-        state = ("fits" if verdict.fit.fits else
-                 f"fits one all-to-all exchange ({verdict.minimum_demand.required} needed), NOT the "
-                 "pessimistic bound" if at_bound and verdict.minimum_demand is not None else "does NOT fit")
+        state, at_bound = network_fit.fit_words(verdict.fit, verdict.minimum_fit, "does NOT fit")
         fails = ("; a job with that many exchanges would fail with: " if at_bound else ": ")
         race = f" ({verdict.fit.racing_text})" if verdict.fit.message and verdict.fit.racing_text else ""
         notes.append("network buffers (the check lint and recommend make): "

@@ -122,6 +122,18 @@ class NetworkVerdict:
         }
 
 
+def fit_words(fit: mb.NetworkFit, one_exchange: mb.NetworkFit | None,
+              not_fit: str = "DOES NOT FIT") -> tuple[str, bool]:
+    """The verdict in words, and whether only the pessimistic bound fails: ``one_exchange`` is the fit
+    at one all-to-all exchange (what any job with a keyBy needs), given when the bound was judged."""
+    if fit.fits:
+        return "fits", False
+    if one_exchange is not None and one_exchange.fits:
+        return (f"fits one all-to-all exchange ({one_exchange.required} needed), NOT the pessimistic "
+                "bound"), True
+    return not_fit, False
+
+
 def taskmanager_memory(situation: Situation) -> MemoryVerdict:
     """Flink's TaskManager memory derivation for the situation's effective configuration.
 
@@ -407,8 +419,8 @@ def network_fix_changes(situation: Situation, headroom: float = DEFAULT_HEADROOM
     """The config changes (key, value) that move a network shortfall to fitting without creating
     another error: ``network.min`` to the demand plus headroom when ``network.max`` allows it; else
     ``network.max`` first (before 1.17 it defaults to 1g: raising only the min would fail with "min
-    ... larger than max"); else, when a larger min would leave no task heap, ``network.min`` together
-    with the total size the file sets, grown by about the network it adds (what recommend does).
+    ... larger than max"); else, when a larger min would squeeze the task heap, ``network.min`` together
+    with the total size the file sets, grown until the heap is kept (``heap_floor_bytes``, as recommend).
     Growing only the total until the network fraction gives enough would ask for ten times the
     memory. Empty when there is no shortfall or no change helps."""
     from flinktune.units import format_memory

@@ -9,6 +9,7 @@ from typing import Any
 
 from flinktune.advise.engine import Change, Effect, Recommendation
 from flinktune.advise.state import jsonable
+from flinktune.model.network_fit import fit_words
 from flinktune.report.diff import unified_diff
 
 _ENV_ORDER = ("flink-version", "workload", "parallelism", "slots", "taskmanagers", "exchanges", "rtt",
@@ -96,11 +97,7 @@ def _network_lines(rec: Recommendation) -> list[str]:
         out.append(f"  original: Flink refuses this TaskManager memory setup: {rec.original_memory_error}")
     elif rec.original_fit is not None:
         fit = rec.original_fit
-        one = rec.original_minimum_fit
-        at_bound = one is not None and one.fits
-        verdict = ("fits" if fit.fits else
-                   f"fits one all-to-all exchange ({one.required} needed), NOT the pessimistic bound"
-                   if at_bound and one is not None else "DOES NOT FIT")
+        verdict, at_bound = fit_words(fit, rec.original_minimum_fit)
         out.append(f"  original: needs {fit.required} buffers at start-up (pools grow to {fit.target}), "
                    f"{fit.total_buffers} available of {fit.segment_bytes} bytes: {verdict} "
                    f"(RequestedMemoryUsage {fit.requested_usage_percent:.0f}%)")
