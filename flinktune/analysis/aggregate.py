@@ -42,12 +42,10 @@ SLOT_BITS = 20
 MKEY_BITS = 12
 
 
-def slot_stats(df: DataFrame, origin_ms: int, slot_ms: int, job_key: str | None = None) -> DataFrame:
-    """The one big aggregation: per series and time slot. ``job_key``: the dump's one job, when
-    known (load.DumpNames.job_key); its hash is then added after the aggregation instead of
-    being a (constant) grouping key of every row (~4% less aggregation CPU, measured at 5e7)."""
-    from pyspark.sql import functions as F
-
+def keyed_rows(df: DataFrame, origin_ms: int, slot_ms: int, job_key: str | None = None) -> DataFrame:
+    """The raw rows as the slot aggregation groups them: (job_hash unless ``job_key``), vertex_hash,
+    k (subtask, metric key and slot packed in one long: ``unpack_key``), ts and v (the value, null
+    when NaN). Rows of metrics the analysis does not read have a null k."""
     assert len(names.METRICS) * names.RANK_SPAN <= 1 << MKEY_BITS
     # (SQL text: see load.JOB_KEY_SQL.) Integer division: floor for ts >= origin, and rows before
     # the origin are filtered out by the bounds; no double arithmetic per row. At most 2^20 slots.
@@ -59,7 +57,7 @@ def slot_stats(df: DataFrame, origin_ms: int, slot_ms: int, job_key: str | None 
         f"+ shiftleft(CAST(mkey AS BIGINT), {SLOT_BITS}) + {slot}"
     )
     job = [] if job_key is not None else ["job_hash"]
-    keyed = df.where(f"{load.VERTEX_KEY_SQL} IS NOT NULL").selectExpr(
+    return df.where(f"{load.VERTEX_KEY_SQL} IS NOT NULL").selectExpr(
         *job,
         "vertex_hash",
         f"{packed} AS k",
@@ -68,6 +66,16 @@ def slot_stats(df: DataFrame, origin_ms: int, slot_ms: int, job_key: str | None 
         # not a value, so it is dropped from every aggregate instead of poisoning the averages.
         "CASE WHEN NOT isnan(value) THEN value END AS v",
     )
+
+
+def slot_stats(df: DataFrame, origin_ms: int, slot_ms: int, job_key: str | None = None) -> DataFrame:
+    """The one big aggregation: per series and time slot. ``job_key``: the dump's one job, when
+    known (load.DumpNames.job_key); its hash is then added after the aggregation instead of
+    being a (constant) grouping key of every row (~4% less aggregation CPU, measured at 5e7)."""
+    from pyspark.sql import functions as F
+
+    job = [] if job_key is not None else ["job_hash"]
+    keyed = keyed_rows(df, origin_ms, slot_ms, job_key)
     # Job and vertex enter the aggregation as 64-bit hashes and the metric as an int, not
     # strings: text keys made this pass several times more expensive (measured,
     # benchmarks/results/analyze.md). The strings come back through descriptors(), keyed by

@@ -11,6 +11,7 @@ import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from statistics import median
+from typing import NamedTuple
 
 from flinktune.analysis import names
 
@@ -32,8 +33,10 @@ def bp_level(ratio: float | None) -> str:
     return "LOW" if ratio <= LEVEL_HIGH else "HIGH"
 
 
-@dataclass(frozen=True)
-class SeriesStat:
+class SeriesStat(NamedTuple):
+    """One series (a metric of one subtask), summarised. A named tuple: built once per series,
+    50,000 of them for p = 512 (a frozen dataclass took ~5x as long to build)."""
+
     job_key: str
     vertex_key: str
     subtask_index: int

@@ -41,6 +41,12 @@ DEFAULT_SLOTS = 40
 # Spark finish (two windows, collect_list, rows pickled through py4j) cost 8-10 s more for
 # p = 512 (51,200 series, 2.1e6 slot rows; the driver's Python then peaks at ~0.8 GB).
 LOCAL_FINISH_MAX_ROWS = 3_000_000
+# Dumps up to this many rows (parquet footers) skip Spark's aggregation as well: their keyed rows
+# (aggregate.keyed_rows, 32-40 bytes each) are collected as Arrow and grouped into slots in numpy
+# (slots_local.py). Measured at 1e6 rows, cold JVM: 1.4 s against 2.2 s (2,000 series) to 3.5 s
+# (12,000 and 51,200 series) for Spark's aggregation and its slot table; the driver holds ~40 MB
+# per 1e6 rows, and at 1e7 rows Spark's aggregation is the faster one.
+LOCAL_SLOTS_MAX_ROWS = 2_500_000
 
 
 @dataclass(frozen=True)
@@ -244,43 +250,75 @@ def timeline_slots(slots: DataFrame) -> DataFrame:
     ).withColumn("kind", F.lit("tl"))
 
 
-def _collect_local(
-    slots_df: DataFrame, desc_df: DataFrame, warm_frac: float, warm_ms: int | None
-) -> tuple[list[dict[str, Any]], StripPoints, list[dict[str, Any]], dict[str, Any]]:
-    """One Spark action: the slot table and the descriptors as Arrow; the series summary in numpy.
-    The slot columns come back too (the time series of the HTML report read them)."""
+def _collect_arrow(rows_df: DataFrame, desc_df: DataFrame) -> tuple[Any, list[dict[str, Any]]]:
+    """One Spark action: ``rows_df`` as an Arrow table and the descriptor rows."""
     import pyarrow as pa
     import pyarrow.compute as pc
     from pyspark.sql import functions as F
 
-    from flinktune.analysis import series_local
-
-    kind = F.lit(0).cast("byte")  # 0 slot, 1 descriptor: a byte, not text, to tell 2e6 rows apart
+    kind = F.lit(0).cast("byte")  # 0 data, 1 descriptor: a byte, not text, to tell 2e6 rows apart
     table = (
-        slots_df.withColumn("kind", kind)
+        rows_df.withColumn("kind", kind)
         .unionByName(desc_df.withColumn("kind", F.lit(1).cast("byte")), allowMissingColumns=True)
         .toArrow()
     )
-    is_slot = table["kind"].to_numpy() == 0
-    count = int(is_slot.sum())
-    if is_slot[:count].all():
-        # Spark returns a union's partitions in order: the slot rows come first, no filter (a copy
+    is_data = table["kind"].to_numpy() == 0
+    count = int(is_data.sum())
+    if is_data[:count].all():
+        # Spark returns a union's partitions in order: the data rows come first, no filter (a copy
         # of every column) needed.
-        slot_t, desc_t = table.slice(0, count), table.slice(count)
+        data_t, desc_t = table.slice(0, count), table.slice(count)
     else:
-        mask = pa.array(is_slot)
-        slot_t, desc_t = table.filter(mask), table.filter(pc.invert(mask))
+        mask = pa.array(is_data)
+        data_t, desc_t = table.filter(mask), table.filter(pc.invert(mask))
     desc_cols = ["job_hash", "vertex_hash", "subtask_index", "job_key", "vertex_key", *aggregate.CARRIED]
-    desc_rows = desc_t.select(desc_cols).to_pylist()
+    return data_t.select(rows_df.columns), desc_t.select(desc_cols).to_pylist()
+
+
+Collected = tuple[list[dict[str, Any]], StripPoints, list[dict[str, Any]], dict[str, Any]]
+
+
+def _collect_local(
+    slots_df: DataFrame, desc_df: DataFrame, warm_frac: float, warm_ms: int | None
+) -> Collected:
+    """One Spark action: the slot table and the descriptors as Arrow; the series summary in numpy.
+    The slot columns come back too (the time series of the HTML report read them)."""
+    from flinktune.analysis import series_local
+
+    slot_t, desc_rows = _collect_arrow(slots_df, desc_df)
     columns = {c: slot_t[c].to_numpy(zero_copy_only=False) for c in aggregate.SLOT_COLUMNS}
-    del table, slot_t, desc_t, is_slot  # the Arrow buffers, before numpy's copies
+    del slot_t  # the Arrow buffers, before numpy's copies
     rows, strip = series_local.summarise(columns, warm_frac, warm_ms)
     return rows, strip, desc_rows, {c: np.asarray(v) for c, v in columns.items()}
 
 
+def _collect_keyed(
+    keyed_df: DataFrame, desc_df: DataFrame, warm_frac: float, warm_ms: int | None
+) -> Collected:
+    """The keyed rows as Arrow and the descriptors; the slot aggregation and the series summary
+    in numpy (a small dump: LOCAL_SLOTS_MAX_ROWS). Two actions: in one union the keyed rows would
+    carry six null name columns (measured: ~0.8 s more at 1e6 rows)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from flinktune.analysis import series_local, slots_local
+
+    # The names are read by a second, small Spark job alongside (measured whole-process at 1e6
+    # rows: 0.15-0.75 s less than one after the other).
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        names_read = pool.submit(desc_df.collect)
+        keyed_t = keyed_df.where("k IS NOT NULL").toArrow()
+        col = {c: keyed_t[c].to_numpy(zero_copy_only=False) for c in keyed_t.column_names}
+        del keyed_t  # the Arrow buffers, before numpy's copies
+        desc_rows = [r.asDict() for r in names_read.result()]
+    columns = slots_local.slot_table(col["job_hash"], col["vertex_hash"], col["k"], col["ts"], col["v"])
+    del col
+    rows, strip = series_local.summarise(columns, warm_frac, warm_ms, presorted=True)
+    return rows, strip, desc_rows, columns
+
+
 def _collect_spark(
     slots: DataFrame, desc_df: DataFrame, warm_frac: float, warm_ms: int | None, timeline: bool
-) -> tuple[list[dict[str, Any]], StripPoints, list[dict[str, Any]], dict[str, Any]]:
+) -> Collected:
     """One Spark job: scan, slot aggregation, warm-up trim, per-series summary, names (for slot
     tables too large to collect)."""
     from pyspark.sql import functions as F
@@ -394,7 +432,6 @@ def run_analysis(
         say("aggregating in one pass")
         one_job = [prescanned.get(i) for i in inputs]
         job_key = one_job[0].job_key if len(one_job) == 1 and one_job[0] is not None else None
-        slots = aggregate.slot_stats(canon, lo, slot_ms, job_key)
         # The names of each subtask (job, vertex, task, TaskManager) come from the last two time
         # slots in a second branch of the same job, keyed by the same hashes (a subtask silent
         # there is looked up in the whole dump below). Its tasks queue behind the scan's on a
@@ -404,11 +441,21 @@ def run_analysis(
         bound = _slot_rows_bound(inputs, prescanned, options.slots)
         known = prescanned.get(inputs[0]) if len(inputs) == 1 else None
         partial = bound is None or known is None or known.rows is None or known.rows > BYPASS_RATIO * bound
-        with _partial_aggregation(spark, partial):
-            if bound is not None and bound <= LOCAL_FINISH_MAX_ROWS:
-                collected = _collect_local(slots, desc_df, warm_frac, warm_ms)
-            else:
-                collected = _collect_spark(slots, desc_df, warm_frac, warm_ms, options.timeline)
+        if known is not None and known.rows is not None and known.rows <= LOCAL_SLOTS_MAX_ROWS:
+            keyed = aggregate.keyed_rows(canon, lo, slot_ms, job_key)
+            if job_key is not None:
+                # A constant Spark folds (one job): hashed as the descriptors hash it.
+                from pyspark.sql import functions as F
+
+                keyed = keyed.select(F.xxhash64(F.lit(job_key)).alias("job_hash"), "*")
+            collected = _collect_keyed(keyed, desc_df, warm_frac, warm_ms)
+        else:
+            slots = aggregate.slot_stats(canon, lo, slot_ms, job_key)
+            with _partial_aggregation(spark, partial):
+                if bound is not None and bound <= LOCAL_FINISH_MAX_ROWS:
+                    collected = _collect_local(slots, desc_df, warm_frac, warm_ms)
+                else:
+                    collected = _collect_spark(slots, desc_df, warm_frac, warm_ms, options.timeline)
         series_rows, strip, desc_rows, slot_columns = collected
         desc = aggregate.pick_descriptors(desc_rows)
         if any(_dkey(r) not in desc for r in series_rows):

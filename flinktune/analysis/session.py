@@ -58,6 +58,9 @@ TUNED_CONF: Final[dict[str, str]] = {
     "spark.driver.memory": "1g",
     "spark.sql.session.timeZone": "UTC",
     "spark.sql.execution.arrow.pyspark.enabled": "true",
+    # Small dumps come back as their keyed rows (job.LOCAL_SLOTS_MAX_ROWS): 10 batches instead of
+    # 100 for 1e6 rows (measured whole-process: p = 512 4.2-4.5 -> 4.0-4.1 s, 2,000 series ~0.15 s).
+    "spark.sql.execution.arrow.maxRecordsPerBatch": "100000",
     # Fail instead of guessing when a column's type is wrong (we pass explicit schemas).
     "spark.sql.ansi.enabled": "false",
     # Failures reach the user as one line through MetricsError; Spark's own log would print

@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from flinktune.analysis import aggregate, load, names, series_local
+from flinktune.analysis import aggregate, load, names, series_local, slots_local
 
 pytestmark = pytest.mark.spark
 
@@ -32,11 +32,36 @@ def series(spark, rows, slots: int = 10, warmup: float = 0.0):  # type: ignore[n
     out = aggregate.series_stats(aggregate.trim_warmup(slot_df, warmup, None))
     got = {(r["subtask_index"], r["metric"]): r.asDict(recursive=True) for r in out.collect()}
     table = slot_df.toArrow()
+    assert_same_slots(table, keyed_slot_table(df, lo, slot_ms))
     local = series_local.series_rows(
         {c: table[c].to_numpy(zero_copy_only=False) for c in aggregate.SLOT_COLUMNS}, warmup, None
     )
     assert_same_series(got, {(r["subtask_index"], r["metric"]): r for r in local})
     return got
+
+
+def keyed_slot_table(df, lo: int, slot_ms: int):  # type: ignore[no-untyped-def]
+    """The slot table as a small dump gets it: Spark's keyed rows, grouped in numpy."""
+    keyed = aggregate.keyed_rows(df, lo, slot_ms).where("k IS NOT NULL").toArrow()
+    col = {c: keyed[c].to_numpy(zero_copy_only=False) for c in keyed.column_names}
+    return slots_local.slot_table(col["job_hash"], col["vertex_hash"], col["k"], col["ts"], col["v"])
+
+
+def assert_same_slots(spark_table, local) -> None:  # type: ignore[no-untyped-def]
+    """Spark's slot table (any order) and slots_local's (sorted), column by column, null as NaN."""
+    import numpy as np
+
+    spark = {c: spark_table[c].to_numpy(zero_copy_only=False) for c in aggregate.SLOT_COLUMNS}
+    order = np.lexsort(tuple(spark[c] for c in reversed(aggregate.SLOT_COLUMNS[:5])))
+    assert len(order) == len(local["slot"]) > 0
+    for c in aggregate.SLOT_COLUMNS:
+        kind = np.float64 if c in ("s", "mx", "v0", "v1") else np.int64
+        a = np.asarray(spark[c], dtype=kind)[order]
+        b = np.asarray(local[c], dtype=kind)
+        if c == "s":  # sums in another order: equal to the last bits or so
+            assert np.allclose(a, b, rtol=1e-12, atol=0.0, equal_nan=True), (c, a.tolist(), b.tolist())
+        else:
+            assert np.array_equal(a, b, equal_nan=kind is np.float64), (c, a.tolist(), b.tolist())
 
 
 def assert_same_series(spark_rows, local_rows) -> None:  # type: ignore[no-untyped-def]
@@ -152,6 +177,7 @@ def test_numpy_twin_matches_spark_on_a_mixed_dump(spark) -> None:  # type: ignor
         key = ("job_hash", "subtask_index", "metric")
         got = {tuple(r[k] for k in key): r.asDict(recursive=True) for r in out}
         table = slot_df.toArrow()
+        assert_same_slots(table, keyed_slot_table(df, lo, slot_ms))
         local = series_local.series_rows(
             {c: table[c].to_numpy(zero_copy_only=False) for c in aggregate.SLOT_COLUMNS}, warmup, None
         )
@@ -165,9 +191,29 @@ def test_packed_key_keeps_negative_and_large_subtasks(spark) -> None:  # type: i
     rows = [(1_000 + t * 100, sub, "busyTimeMsPerSecond", 10.0 * t) for sub in (-1, 0, 7, 2**31 - 1)
             for t in range(11)]
     df = frame(spark, rows)
+    assert_same_slots(aggregate.slot_stats(df, 1_000, 100).toArrow(), keyed_slot_table(df, 1_000, 100))
     got = aggregate.slot_stats(df, 1_000, 100).collect()
     assert {r["subtask_index"] for r in got} == {-1, 0, 7, 2**31 - 1}
     assert {r["slot"] for r in got} == set(range(11))
     mkey = names.METRICS.index("busyTimeMsPerSecond") * names.RANK_SPAN + 1
     assert {r["mkey"] for r in got} == {mkey}
     assert all(r["n"] == 1 and r["s"] == r["v0"] == r["v1"] for r in got)
+
+
+def test_numpy_slot_table_keeps_sparks_null_rules(spark) -> None:  # type: ignore[no-untyped-def]
+    # A slot of NaN samples only (count 0: sum and max null; first and last value null), a slot
+    # whose first and last samples are NaN between real ones, two samples at the same time with
+    # the same value, and a metric the analysis does not read (a null key: dropped).
+    nan = float("nan")
+    rows = [(1_000, 0, "busyTimeMsPerSecond", nan), (1_050, 0, "busyTimeMsPerSecond", nan),
+            (2_000, 0, "busyTimeMsPerSecond", nan), (2_010, 0, "busyTimeMsPerSecond", 300.0),
+            (2_020, 0, "busyTimeMsPerSecond", 700.0), (2_090, 0, "busyTimeMsPerSecond", nan),
+            (3_000, 1, "outPoolUsage", 0.5), (3_000, 1, "outPoolUsage", 0.5), (3_500, 1, "outPoolUsage", 0.9),
+            (3_600, 1, "someMetricNobodyReads", 1.0)]
+    df = frame(spark, rows)
+    local = keyed_slot_table(df, 1_000, 1_000)
+    assert_same_slots(aggregate.slot_stats(df, 1_000, 1_000).toArrow(), local)
+    assert local["n"].tolist() == [0, 2, 3]
+    assert math.isnan(local["s"][0]) and math.isnan(local["mx"][0]) and local["s"][1] == 1000.0
+    assert math.isnan(local["v0"][1]) and math.isnan(local["v1"][1]) and local["mx"][1] == 700.0
+    assert (local["v0"][2], local["v1"][2], local["t0"][2], local["t1"][2]) == (0.5, 0.9, 3_000, 3_500)

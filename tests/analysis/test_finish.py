@@ -54,15 +54,18 @@ def test_series_bound_without_pairs_is_the_product(tmp_path) -> None:  # type: i
 
 
 @pytest.mark.spark
-def test_partial_aggregation_bypass_and_finish_do_not_change_the_report(spark, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def test_slot_paths_bypass_and_finish_do_not_change_the_report(spark, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     dump = str(real_dump("slow-sink"))
     reports = []
-    for ratio, local in ((0.0, 3_000_000), (1e9, 3_000_000), (1e9, 0)):
+    # (keyed rows aggregated in numpy, partial aggregation bypassed, numpy finish)
+    for keyed, ratio, local in ((2_500_000, 1e9, 3_000_000), (0, 0.0, 3_000_000), (0, 1e9, 3_000_000),
+                                (0, 1e9, 0)):
+        monkeypatch.setattr(job, "LOCAL_SLOTS_MAX_ROWS", keyed)
         monkeypatch.setattr(job, "BYPASS_RATIO", ratio)
         monkeypatch.setattr(job, "LOCAL_FINISH_MAX_ROWS", local)
         doc = json.loads(render_json(job.analyze(AnalysisOptions(inputs=(dump,)), session=spark)))
         reports.append(rounded(doc))
-    assert reports[0] == reports[1] == reports[2]
+    assert reports[0] == reports[1] == reports[2] == reports[3]
     assert spark.conf.get("spark.sql.execution.bypassPartialAggregation", "false") == "false"
 
 

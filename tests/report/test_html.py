@@ -403,8 +403,10 @@ from flinktune.analysis.session import build_session
 spark = build_session("local[2]", {"spark.sql.shuffle.partitions": "2"})
 out = {}
 try:
-    for name, bound in (("local", job.LOCAL_FINISH_MAX_ROWS), ("spark", 0)):
-        job.LOCAL_FINISH_MAX_ROWS = bound
+    paths = (("keyed", job.LOCAL_SLOTS_MAX_ROWS, job.LOCAL_FINISH_MAX_ROWS),
+             ("local", 0, job.LOCAL_FINISH_MAX_ROWS), ("spark", 0, 0))
+    for name, keyed, finish in paths:
+        job.LOCAL_SLOTS_MAX_ROWS, job.LOCAL_FINISH_MAX_ROWS = keyed, finish
         res = job.run_analysis(spark, AnalysisOptions(inputs=(sys.argv[1],), timeline=True))
         out[name] = {
             jk: {"slots": tl.slots, "warm": tl.warmup_end_ms, "vertices": {
@@ -420,8 +422,9 @@ print(json.dumps(out))
 @pytest.mark.spark
 @pytest.mark.slow
 def test_timeline_is_the_same_on_both_finishes() -> None:
-    """The slot table is summarised in numpy when small and in Spark when not (job.py); the
-    timeline rides along either way and must not depend on which."""
+    """The slot table is built in numpy from the keyed rows for a small dump, summarised in numpy
+    when small and in Spark when not (job.py); the timeline rides along each way and must not
+    depend on which."""
     import json
     import shutil
     import subprocess
@@ -438,7 +441,7 @@ def test_timeline_is_the_same_on_both_finishes() -> None:
     )
     assert done.returncode == 0, done.stderr[-2000:]
     both = json.loads(done.stdout.strip().splitlines()[-1])
-    assert both["local"] and both["local"] == both["spark"]
+    assert both["local"] and both["keyed"] == both["local"] == both["spark"]
     tl = next(iter(both["local"].values()))
     assert tl["slots"] == 40 and len(tl["vertices"]) == 4
 

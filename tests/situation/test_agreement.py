@@ -15,9 +15,12 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -35,6 +38,13 @@ VERSIONS = ("1.13", "1.14", "1.15", "1.16", "1.17", "1.18", "1.19", "1.20", "2.0
 MEMORY_ERRORS = {"FTC011", "FTC012", "FTC013", "FTC050"}
 NETWORK = {"FTC030", "FTC034"}
 _TMP = Path(tempfile.mkdtemp(prefix="flinktune-agreement-"))
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _remove_tmp() -> Iterator[None]:
+    # Hypothesis examples share one folder (function fixtures are not reset between examples).
+    yield
+    shutil.rmtree(_TMP, ignore_errors=True)
 
 
 def render(fmt: str, values: dict[str, str], version: str, spec_memory: str | None,

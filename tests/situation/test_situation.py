@@ -125,33 +125,30 @@ def test_legacy_heap_keys_are_ignored_when_the_new_option_is_set_and_in_2x() -> 
     assert not two.effective.is_set("taskmanager.memory.flink.size")
 
 
-def test_memory_and_buffer_checks_run_on_legacy_heap_configs() -> None:
+def test_memory_and_buffer_checks_run_on_legacy_heap_configs(tmp_path: Path) -> None:
     situation = _situation("taskmanager.heap.size: 1024m\ntaskmanager.numberOfTaskSlots: 8\n"
                            "parallelism.default: 400\n")
     memory = taskmanager_memory(situation)
     assert memory.memory is not None and memory.memory.path == "flink-size"
     verdict = network_verdict(situation)
     assert verdict.fits is False
-    result = lint_paths([str(_tmp_file(situation.document.path, "taskmanager.heap.size: 1024m\n"
+    result = lint_paths([str(_tmp_file(tmp_path, "taskmanager.heap.size: 1024m\n"
                                        "taskmanager.numberOfTaskSlots: 8\nparallelism.default: 400\n"
                                        "jobmanager.memory.process.size: 1600m\n"))])
     assert "FTC030" in {f.code for f in result.findings}
 
 
-def _tmp_file(_name: str, text: str) -> Path:
-    import tempfile
-
-    folder = Path(tempfile.mkdtemp())
+def _tmp_file(folder: Path, text: str) -> Path:
     path = folder / "flink-conf.yaml"
     path.write_text(text, encoding="utf-8")
     return path
 
 
-def test_no_memory_size_is_flinks_refusal_for_a_complete_file_only() -> None:
+def test_no_memory_size_is_flinks_refusal_for_a_complete_file_only(tmp_path: Path) -> None:
     from flinktune.rules import evaluate_document, load_rules
     from flinktune.situation.sourced import Sourced
 
-    path = _tmp_file("x", "taskmanager.numberOfTaskSlots: 4\nparallelism.default: 2\n")
+    path = _tmp_file(tmp_path, "taskmanager.numberOfTaskSlots: 4\nparallelism.default: 2\n")
     document = read_config_file(path)[0]
     complete = resolve_situation(document, completeness=Sourced("complete", "project"))
     found = evaluate_document(load_rules(), document, complete.flink_version, situation=complete)
