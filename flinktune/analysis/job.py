@@ -250,29 +250,18 @@ def timeline_slots(slots: DataFrame) -> DataFrame:
     ).withColumn("kind", F.lit("tl"))
 
 
-def _collect_arrow(rows_df: DataFrame, desc_df: DataFrame) -> tuple[Any, list[dict[str, Any]]]:
-    """One Spark action: ``rows_df`` as an Arrow table and the descriptor rows."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-    from pyspark.sql import functions as F
+def _arrow_and_names(rows_df: DataFrame, desc_df: DataFrame) -> tuple[Any, list[dict[str, Any]]]:
+    """``rows_df`` as an Arrow table, and the descriptor rows read by a second, small Spark job
+    alongside. The names job is submitted first: its few tasks run while the driver plans and
+    compiles the big query, instead of queueing behind its scan (measured: 5e7 rows, ~0.5 s off
+    the end of the run; 1e6 rows, 0.15-0.75 s against one job after the other). Apart, the data
+    rows carry no null name columns (in one union: ~0.8 s more for 1e6 keyed rows)."""
+    from concurrent.futures import ThreadPoolExecutor
 
-    kind = F.lit(0).cast("byte")  # 0 data, 1 descriptor: a byte, not text, to tell 2e6 rows apart
-    table = (
-        rows_df.withColumn("kind", kind)
-        .unionByName(desc_df.withColumn("kind", F.lit(1).cast("byte")), allowMissingColumns=True)
-        .toArrow()
-    )
-    is_data = table["kind"].to_numpy() == 0
-    count = int(is_data.sum())
-    if is_data[:count].all():
-        # Spark returns a union's partitions in order: the data rows come first, no filter (a copy
-        # of every column) needed.
-        data_t, desc_t = table.slice(0, count), table.slice(count)
-    else:
-        mask = pa.array(is_data)
-        data_t, desc_t = table.filter(mask), table.filter(pc.invert(mask))
-    desc_cols = ["job_hash", "vertex_hash", "subtask_index", "job_key", "vertex_key", *aggregate.CARRIED]
-    return data_t.select(rows_df.columns), desc_t.select(desc_cols).to_pylist()
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        names_read = pool.submit(desc_df.collect)
+        table = rows_df.toArrow()
+        return table, [r.asDict() for r in names_read.result()]
 
 
 Collected = tuple[list[dict[str, Any]], StripPoints, list[dict[str, Any]], dict[str, Any]]
@@ -281,11 +270,11 @@ Collected = tuple[list[dict[str, Any]], StripPoints, list[dict[str, Any]], dict[
 def _collect_local(
     slots_df: DataFrame, desc_df: DataFrame, warm_frac: float, warm_ms: int | None
 ) -> Collected:
-    """One Spark action: the slot table and the descriptors as Arrow; the series summary in numpy.
-    The slot columns come back too (the time series of the HTML report read them)."""
+    """The slot table as Arrow and the descriptors; the series summary in numpy. The slot columns
+    come back too (the time series of the HTML report read them)."""
     from flinktune.analysis import series_local
 
-    slot_t, desc_rows = _collect_arrow(slots_df, desc_df)
+    slot_t, desc_rows = _arrow_and_names(slots_df, desc_df)
     columns = {c: slot_t[c].to_numpy(zero_copy_only=False) for c in aggregate.SLOT_COLUMNS}
     del slot_t  # the Arrow buffers, before numpy's copies
     rows, strip = series_local.summarise(columns, warm_frac, warm_ms)
@@ -296,20 +285,12 @@ def _collect_keyed(
     keyed_df: DataFrame, desc_df: DataFrame, warm_frac: float, warm_ms: int | None
 ) -> Collected:
     """The keyed rows as Arrow and the descriptors; the slot aggregation and the series summary
-    in numpy (a small dump: LOCAL_SLOTS_MAX_ROWS). Two actions: in one union the keyed rows would
-    carry six null name columns (measured: ~0.8 s more at 1e6 rows)."""
-    from concurrent.futures import ThreadPoolExecutor
-
+    in numpy (a small dump: LOCAL_SLOTS_MAX_ROWS)."""
     from flinktune.analysis import series_local, slots_local
 
-    # The names are read by a second, small Spark job alongside (measured whole-process at 1e6
-    # rows: 0.15-0.75 s less than one after the other).
-    with ThreadPoolExecutor(max_workers=1) as pool:
-        names_read = pool.submit(desc_df.collect)
-        keyed_t = keyed_df.where("k IS NOT NULL").toArrow()
-        col = {c: keyed_t[c].to_numpy(zero_copy_only=False) for c in keyed_t.column_names}
-        del keyed_t  # the Arrow buffers, before numpy's copies
-        desc_rows = [r.asDict() for r in names_read.result()]
+    keyed_t, desc_rows = _arrow_and_names(keyed_df.where("k IS NOT NULL"), desc_df)
+    col = {c: keyed_t[c].to_numpy(zero_copy_only=False) for c in keyed_t.column_names}
+    del keyed_t  # the Arrow buffers, before numpy's copies
     columns = slots_local.slot_table(col["job_hash"], col["vertex_hash"], col["k"], col["ts"], col["v"])
     del col
     rows, strip = series_local.summarise(columns, warm_frac, warm_ms, presorted=True)
@@ -433,9 +414,9 @@ def run_analysis(
         one_job = [prescanned.get(i) for i in inputs]
         job_key = one_job[0].job_key if len(one_job) == 1 and one_job[0] is not None else None
         # The names of each subtask (job, vertex, task, TaskManager) come from the last two time
-        # slots in a second branch of the same job, keyed by the same hashes (a subtask silent
-        # there is looked up in the whole dump below). Its tasks queue behind the scan's on a
-        # small machine, so it reads as little as it can.
+        # slots, keyed by the same hashes (a subtask silent there is looked up in the whole dump
+        # below): a second, small Spark job alongside the big one (_arrow_and_names), or a branch
+        # of it (_collect_spark). It shares two cores with the scan, so it reads as little as it can.
         desc_since = hi - 2 * slot_ms
         desc_df = aggregate.descriptors(canon, desc_since)
         bound = _slot_rows_bound(inputs, prescanned, options.slots)
