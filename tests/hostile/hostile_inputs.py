@@ -10,9 +10,11 @@ tested separately with one big input each).
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
 import random
+import shutil
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -187,6 +189,8 @@ def t_scenario(text: str) -> object:
 
 
 _TMP = Path(tempfile.gettempdir()) / f"flinktune-hostile-{os.getpid()}"
+# The parsers that read files get theirs here; gone when the process ends (tests and fuzz_all.py).
+atexit.register(shutil.rmtree, _TMP, ignore_errors=True)
 
 
 def _as_file(name: str, text: str) -> Path:
