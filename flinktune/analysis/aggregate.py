@@ -44,8 +44,9 @@ MKEY_BITS = 12
 
 def keyed_rows(df: DataFrame, origin_ms: int, slot_ms: int, job_key: str | None = None) -> DataFrame:
     """The raw rows as the slot aggregation groups them: (job_hash unless ``job_key``), vertex_hash,
-    k (subtask, metric key and slot packed in one long: ``unpack_key``), ts and v (the value, null
-    when NaN). Rows of metrics the analysis does not read have a null k."""
+    k (subtask, metric key and slot packed in one long, unpacked after grouping by slot_stats or
+    slots_local.slot_table), ts and v (the value, null when NaN). Rows of metrics the analysis
+    does not read have a null k."""
     assert len(names.METRICS) * names.RANK_SPAN <= 1 << MKEY_BITS
     # (SQL text: see load.JOB_KEY_SQL.) Integer division: floor for ts >= origin, and rows before
     # the origin are filtered out by the bounds; no double arithmetic per row. At most 2^20 slots.

@@ -253,9 +253,10 @@ def timeline_slots(slots: DataFrame) -> DataFrame:
 def _arrow_and_names(rows_df: DataFrame, desc_df: DataFrame) -> tuple[Any, list[dict[str, Any]]]:
     """``rows_df`` as an Arrow table, and the descriptor rows read by a second, small Spark job
     alongside. The names job is submitted first: its few tasks run while the driver plans and
-    compiles the big query, instead of queueing behind its scan (measured: 5e7 rows, ~0.5 s off
-    the end of the run; 1e6 rows, 0.15-0.75 s against one job after the other). Apart, the data
-    rows carry no null name columns (in one union: ~0.8 s more for 1e6 keyed rows)."""
+    compiles the big query, instead of queueing behind its scan (measured, whole runs: 1e6 rows
+    0.15-0.75 s less than one job after the other; 5e7 rows ~0.35 s less than one union with the
+    slot table on the long shape, within the noise on the base shape). Apart, the data rows carry
+    no null name columns (in one union: ~0.8 s more for 1e6 keyed rows)."""
     from concurrent.futures import ThreadPoolExecutor
 
     with ThreadPoolExecutor(max_workers=1) as pool:

@@ -17,39 +17,29 @@ from __future__ import annotations
 
 import numpy as np
 
-from flinktune.analysis.aggregate import SLOT_BITS
+from flinktune.analysis.aggregate import SLOT_BITS, SLOT_COLUMNS
 
 
 def slot_table(
-    job_hash: np.ndarray | int,
-    vertex_hash: np.ndarray,
-    k: np.ndarray,
-    ts: np.ndarray,
-    v: np.ndarray,
+    job_hash: np.ndarray, vertex_hash: np.ndarray, k: np.ndarray, ts: np.ndarray, v: np.ndarray
 ) -> dict[str, np.ndarray]:
     """The columns of aggregate.slot_stats from the columns of aggregate.keyed_rows (rows with a
-    null k already dropped; ``v`` NaN where null; ``job_hash`` one value for a one-job dump). The
-    rows come out sorted by job, vertex, subtask, metric key and slot, as series_local.summarise
-    orders them."""
+    null k already dropped; ``v`` NaN where null). The rows come out sorted by job, vertex,
+    subtask, metric key and slot, one per slot, as series_local.summarise orders them (k orders
+    subtask, metric key and slot in that order)."""
+    job = np.asarray(job_hash, dtype=np.int64)
     vertex = np.asarray(vertex_hash, dtype=np.int64)
     key = np.asarray(k, dtype=np.int64)
     ts = np.asarray(ts, dtype=np.int64)
     v = np.asarray(v, dtype=np.float64)
-    one_job = np.ndim(job_hash) == 0
-    job = None if one_job else np.asarray(job_hash, dtype=np.int64)
     if len(key) == 0:
-        empty_i, empty_f = np.zeros(0, np.int64), np.zeros(0, np.float64)
-        return {"job_hash": empty_i, "vertex_hash": empty_i, "subtask_index": empty_i, "mkey": empty_i,
-                "slot": empty_i, "n": empty_i, "s": empty_f, "mx": empty_f, "t0": empty_i, "t1": empty_i,
-                "v0": empty_f, "v1": empty_f}
+        ints, floats = np.zeros(0, np.int64), np.zeros(0, np.float64)
+        return {c: floats if c in ("s", "mx", "v0", "v1") else ints for c in SLOT_COLUMNS}
     # Stable: rows at the same time keep the order they were read in (min_by's first one).
-    order = np.lexsort((ts, key, vertex) if job is None else (ts, key, vertex, job))
-    vertex, key, ts, v = vertex[order], key[order], ts[order], v[order]
+    order = np.lexsort((ts, key, vertex, job))
+    job, vertex, key, ts, v = job[order], vertex[order], key[order], ts[order], v[order]
     new = np.ones(len(key), dtype=bool)
-    new[1:] = (key[1:] != key[:-1]) | (vertex[1:] != vertex[:-1])
-    if job is not None:
-        job = job[order]
-        new[1:] |= job[1:] != job[:-1]
+    new[1:] = (key[1:] != key[:-1]) | (vertex[1:] != vertex[:-1]) | (job[1:] != job[:-1])
     starts = np.flatnonzero(new)
     valued = ~np.isnan(v)
     n = np.add.reduceat(valued.astype(np.int64), starts)
@@ -65,7 +55,7 @@ def slot_table(
     head = key[starts]
     low = head & ((1 << 32) - 1)
     return {
-        "job_hash": np.full(len(starts), job_hash, np.int64) if job is None else job[starts],
+        "job_hash": job[starts],
         "vertex_hash": vertex[starts],
         "subtask_index": head >> 32,
         "mkey": low >> SLOT_BITS,
