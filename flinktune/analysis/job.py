@@ -2,8 +2,10 @@
 
 Spark actions: at most one cheap bounds query (skipped for local parquet, whose footers carry
 the ``ts`` range, and for local text, converted to parquet first: text_cache.py), then one job that
-scans once and returns the slot table (small enough: summarised in numpy) or one row per series
-(subtask x metric), with the time strip riding along. Raw rows never reach the driver.
+scans once and returns the keyed rows of a small dump (grouped into slots in numpy:
+slots_local.py), the slot table (small enough: summarised in numpy) or one row per series
+(subtask x metric), with the time strip riding along; the subtasks' names come from a small job
+alongside. Raw rows of a large dump never reach the driver.
 """
 
 from __future__ import annotations
