@@ -75,6 +75,9 @@ class Browser:
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
             start_new_session=True,
+            # Chromium's own temp folder (org.chromium.Chromium.*, its singleton socket) goes
+            # inside the profile, which close() removes; in /tmp it outlived every run.
+            env={**os.environ, "TMPDIR": self.profile},
         )
         self.pid = self.proc.pid
         self.events: list[dict[str, Any]] = []
