@@ -69,6 +69,14 @@ def keyed_rows(df: DataFrame, origin_ms: int, slot_ms: int, job_key: str | None 
     )
 
 
+def with_job_hash(df: DataFrame, job_key: str | None) -> DataFrame:
+    """``df`` with the one job's hash in front (a literal Spark folds, hashed as descriptors() hashes
+    the job key); as it is when ``job_key`` is None (the rows carry their own job_hash)."""
+    from pyspark.sql import functions as F
+
+    return df if job_key is None else df.select(F.xxhash64(F.lit(job_key)).alias("job_hash"), "*")
+
+
 def slot_stats(df: DataFrame, origin_ms: int, slot_ms: int, job_key: str | None = None) -> DataFrame:
     """The one big aggregation: per series and time slot. ``job_key``: the dump's one job, when
     known (load.DumpNames.job_key); its hash is then added after the aggregation instead of
@@ -104,9 +112,7 @@ def slot_stats(df: DataFrame, origin_ms: int, slot_ms: int, job_key: str | None 
         .where("k IS NOT NULL OR n < 0")
     )
     low = f"(k & {(1 << 32) - 1})"
-    if job_key is not None:
-        aggregated = aggregated.select(F.xxhash64(F.lit(job_key)).alias("job_hash"), "*")
-    return aggregated.selectExpr(
+    return with_job_hash(aggregated, job_key).selectExpr(
         "job_hash",
         "vertex_hash",
         "CAST(shiftright(k, 32) AS INT) AS subtask_index",

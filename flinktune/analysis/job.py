@@ -422,18 +422,14 @@ def run_analysis(
         # of it (_collect_spark). It shares two cores with the scan, so it reads as little as it can.
         desc_since = hi - 2 * slot_ms
         desc_df = aggregate.descriptors(canon, desc_since)
-        bound = _slot_rows_bound(inputs, prescanned, options.slots)
         known = prescanned.get(inputs[0]) if len(inputs) == 1 else None
-        partial = bound is None or known is None or known.rows is None or known.rows > BYPASS_RATIO * bound
         if known is not None and known.rows is not None and known.rows <= LOCAL_SLOTS_MAX_ROWS:
-            keyed = aggregate.keyed_rows(canon, lo, slot_ms, job_key)
-            if job_key is not None:
-                # A constant Spark folds (one job): hashed as the descriptors hash it.
-                from pyspark.sql import functions as F
-
-                keyed = keyed.select(F.xxhash64(F.lit(job_key)).alias("job_hash"), "*")
+            keyed = aggregate.with_job_hash(aggregate.keyed_rows(canon, lo, slot_ms, job_key), job_key)
             collected = _collect_keyed(keyed, desc_df, warm_frac, warm_ms)
         else:
+            bound = _slot_rows_bound(inputs, prescanned, options.slots)
+            partial = (bound is None or known is None or known.rows is None
+                       or known.rows > BYPASS_RATIO * bound)
             slots = aggregate.slot_stats(canon, lo, slot_ms, job_key)
             with _partial_aggregation(spark, partial):
                 if bound is not None and bound <= LOCAL_FINISH_MAX_ROWS:
