@@ -255,7 +255,10 @@ def dump_arguments(jvm_args: list[str]) -> list[str]:
         "-Xshare",
         "-Xlog",
         "-XX:TieredStopAtLevel",
+        "-XX:CompileThresholdScaling",
+        "-XX:Tier4",
         "-Dspark.",
+        "-Djava.io.tmpdir",
         "-agentlib",
         "-javaagent",
     )

@@ -31,14 +31,26 @@ DEFAULT_MASTER: Final[str] = "local[*]"
 
 # Driver JVM options, measured whole-process on a 2-core box (benchmarks/results/analyze.md).
 # The serial collector: fewer GC threads fighting the two task threads for the cores (1e6 rows:
-# ~1 CPU-s less; 5e7 rows: analysis 47 -> 39 CPU-s).
-JVM_OPTIONS: Final[str] = "-XX:+UseSerialGC"
+# ~1 CPU-s less; 5e7 rows: analysis 47 -> 39 CPU-s). No perf-data file (/tmp/hsperfdata_*): a JVM
+# ended at once (end_at_exit) would leave it behind.
+JVM_OPTIONS: Final[str] = "-XX:+UseSerialGC -XX:-UsePerfData"
 # C1-only JIT: a short job spends most of its time warming up (class loading, code generation,
 # C2 compiling code that runs once). Stopping at C1 roughly halves the JVM's CPU on small dumps
 # (1e6 rows: session 8 -> 4.5 CPU-s, analysis 18 -> 9.5 CPU-s) but slows long scans
 # (5e7 rows: 39 -> 58 CPU-s), so it is used only below this many input bytes.
 QUICK_JIT_OPTIONS: Final[str] = "-XX:TieredStopAtLevel=1"
 QUICK_JIT_MAX_INPUT_BYTES: Final[int] = 64 * 1024 * 1024
+# The full JIT, with later compiles: every threshold x4 (CompileThresholdScaling), C2's raised
+# further (the Tier4 values, scaled by it too). With the defaults a 5e7-row run compiled ~1,300
+# methods with C2 and ~11,000 with C1, ~9 s of compiler threads (-XX:+CITime) on a 2-core machine:
+# mostly the driver's start-up and planning code, which runs once per run. Later thresholds leave
+# C2 to the scan's loops (measured at 5e7 rows, whole runs: JVM CPU 16.3-17.2 -> 13.3-13.8 s on
+# the base and long shapes, ~1 s less per run; wide, 50 jobs and 8 files 0.3-1 s less; C1-only
+# stays faster up to 1e7 rows).
+FULL_JIT_OPTIONS: Final[str] = (
+    "-XX:CompileThresholdScaling=4 -XX:Tier4InvocationThreshold=40000 "
+    "-XX:Tier4MinInvocationThreshold=20000 -XX:Tier4CompileThreshold=50000"
+)
 
 TUNED_CONF: Final[dict[str, str]] = {
     "spark.sql.shuffle.partitions": "4",
@@ -97,14 +109,16 @@ def build_session(
 
     builder = SparkSession.builder.master(master).appName(app_name)
     settings = dict(TUNED_CONF)
-    cache_options, _ = class_cache.jvm_options(class_cache.locate())
+    cache_options, recording = class_cache.jvm_options(class_cache.locate())
     settings["spark.driver.extraJavaOptions"] = f"{driver_java_options(input_bytes)} {cache_options}"
     settings.update(conf or {})
+    fast_end = fast_end_allowed(master, settings, recording)
     for key, value in settings.items():
         builder = builder.config(key, value)
     quiet = os.environ.get("FLINKTUNE_SPARK_VERBOSE", "") in ("", "0")
     try:
-        with _stderr_silenced(quiet), _tracked_gateway(_local_base(settings)), _signal_handlers_kept():
+        with (_stderr_silenced(quiet), _tracked_gateway(_local_base(settings), fast_end),
+              _signal_handlers_kept()):
             spark = builder.getOrCreate()
     except Exception as error:  # py4j/JVM start-up failures carry multi-line Java text
         stop_started_processes()
@@ -145,14 +159,25 @@ def _local_base(settings: Mapping[str, str]) -> str:
 
 
 class _GatewayPopen(subprocess.Popen):  # type: ignore[type-arg]
-    def __init__(self, *args: Any, local_base: str | None = None, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, local_base: str | None = None, fast_end: bool = False,
+                 **kwargs: Any) -> None:
         kwargs["start_new_session"] = True
+        # The JVM's stdout goes where stderr goes now (/dev/null unless Spark's log was asked for):
+        # nothing it prints can get into `--format json` output, and a reader of our stdout sees
+        # its end when we exit, not when the JVM has shut down.
+        kwargs.setdefault("stdout", 2)
         private = None
         env = kwargs.get("env")
         if local_base is not None and isinstance(env, dict):
             # Only the driver JVM's environment: executors elsewhere keep their own local dirs.
             private = tempfile.mkdtemp(prefix="flinktune-spark-", dir=local_base)
             env["SPARK_LOCAL_DIRS"] = private
+            # Java's temp folder too (Spark's spark-* and artifacts-* folders, the lz4 native
+            # library): everything the JVM leaves is in the one folder removed after it.
+            quoted = private.replace("\\", "\\\\").replace('"', '\\"')
+            submit_opts = f'{env.get("SPARK_SUBMIT_OPTS", "")} -Djava.io.tmpdir="{quoted}"'
+            env["SPARK_SUBMIT_OPTS"] = submit_opts.strip()
+        self.fast_end = fast_end
         try:
             super().__init__(*args, **kwargs)
         except BaseException:
@@ -167,7 +192,7 @@ class _GatewayPopen(subprocess.Popen):  # type: ignore[type-arg]
 
 
 @contextlib.contextmanager
-def _tracked_gateway(local_base: str | None = None) -> Iterator[None]:
+def _tracked_gateway(local_base: str | None = None, fast_end: bool = False) -> Iterator[None]:
     """pyspark starts the gateway inside ``getOrCreate`` and hands its Popen back only when the
     JVM is up; a signal in between would lose it (the JVM then outlives us, re-parented to PID 1).
     So the Popen pyspark calls records each process as it starts."""
@@ -180,7 +205,9 @@ def _tracked_gateway(local_base: str | None = None) -> Iterator[None]:
     if original is None:
         yield
         return
-    java_gateway.Popen = functools.partial(_GatewayPopen, local_base=local_base)  # type: ignore[attr-defined]
+    java_gateway.Popen = functools.partial(  # type: ignore[attr-defined]
+        _GatewayPopen, local_base=local_base, fast_end=fast_end
+    )
     try:
         yield
     finally:
@@ -256,8 +283,38 @@ def stop_started_processes() -> None:
         SparkSession._activeSession = None  # type: ignore[attr-defined]
 
 
-def _end_group(proc: subprocess.Popen[bytes]) -> None:
-    for sig, wait_s in ((signal.SIGTERM, STOP_GRACE_S), (signal.SIGKILL, 5.0)):
+def fast_end_allowed(master: str, settings: Mapping[str, str], recording: bool) -> bool:
+    """Whether the driver JVM may be ended at once (SIGKILL) when the command is done, instead of
+    shutting down on its own after this process exits (~0.35 s of its shutdown hooks, measured,
+    while it still holds our output pipes). Only when nothing would be lost: a local master (no
+    application to unregister), no event log to complete, and no class list being recorded for
+    the class-data archive (its builder reads the list once the JVM has exited)."""
+    event_log = str(settings.get("spark.eventLog.enabled", "false")).strip().lower() == "true"
+    return master.startswith("local") and not event_log and not recording
+
+
+def end_at_exit() -> None:
+    """The command is done: end the JVMs that may be ended at once (fast_end_allowed) with SIGKILL,
+    and remove their folders (java.io.tmpdir and Spark's local dirs are inside them). Others
+    shut down on their own when this process exits, as pyspark arranges. Never raises."""
+    for proc in [p for p in _started if getattr(p, "fast_end", False)]:
+        _started.remove(proc)
+        _end_group(proc, ((signal.SIGKILL, 5.0),))
+        private = _local_dirs.pop(proc.pid, None)
+        if private is not None:
+            shutil.rmtree(private, ignore_errors=True)
+
+
+_GRACEFUL: Final[tuple[tuple[signal.Signals, float], ...]] = (
+    (signal.SIGTERM, STOP_GRACE_S),
+    (signal.SIGKILL, 5.0),
+)
+
+
+def _end_group(
+    proc: subprocess.Popen[bytes], signals: tuple[tuple[signal.Signals, float], ...] = _GRACEFUL
+) -> None:
+    for sig, wait_s in signals:
         try:
             os.killpg(proc.pid, sig)
         except (ProcessLookupError, PermissionError):
@@ -265,10 +322,10 @@ def _end_group(proc: subprocess.Popen[bytes]) -> None:
         except OSError:
             break
         deadline = time.monotonic() + wait_s
+        with contextlib.suppress(Exception):
+            proc.wait(timeout=wait_s)  # the leader (the JVM), reaped as soon as it has exited
         while time.monotonic() < deadline and _group_alive(proc.pid):
-            with contextlib.suppress(Exception):
-                proc.poll()  # reap the leader so the group can empty
-            time.sleep(0.05)
+            time.sleep(0.02)
         if not _group_alive(proc.pid):
             break
     with contextlib.suppress(Exception):
@@ -279,13 +336,28 @@ def _end_group(proc: subprocess.Popen[bytes]) -> None:
 
 
 def _group_alive(pgid: int) -> bool:
+    """Whether a process of the group still runs. Zombies do not count: a child the JVM had not
+    reaped when it was killed waits for init to reap it (measured: up to 1.7 s), holding nothing."""
     try:
         os.killpg(pgid, 0)
-    except ProcessLookupError:
-        return False
     except OSError:
         return False
-    return True
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return True  # no /proc: count every member
+    for name in entries:
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat", "rb") as stat:
+                fields = stat.read().rsplit(b")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        # after the command name: state, parent, process group
+        if len(fields) > 2 and fields[2] == str(pgid).encode() and fields[0] != b"Z":
+            return True
+    return False
 
 
 def after_run(spark: SparkSession) -> None:
@@ -314,7 +386,7 @@ def after_run(spark: SparkSession) -> None:
 def driver_java_options(input_bytes: int | None) -> str:
     if input_bytes is not None and input_bytes <= QUICK_JIT_MAX_INPUT_BYTES:
         return f"{JVM_OPTIONS} {QUICK_JIT_OPTIONS}"
-    return JVM_OPTIONS
+    return f"{JVM_OPTIONS} {FULL_JIT_OPTIONS}"
 
 
 @contextlib.contextmanager

@@ -104,6 +104,16 @@ def main() -> None:
         if received_signal() and not interrupted_announced():
             _interrupted(None)
         raise
+    finally:
+        _end_spark()
+
+
+def _end_spark() -> None:
+    """The command is done (or failed): a Spark JVM it started that may end at once is ended now,
+    not after this process exits (flinktune.analysis.session.end_at_exit)."""
+    session = sys.modules.get("flinktune.analysis.session")
+    if session is not None:
+        session.end_at_exit()
 
 
 def _interrupted(signum: int | None) -> NoReturn:

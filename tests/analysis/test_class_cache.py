@@ -120,6 +120,11 @@ def test_dump_arguments_keep_modules_not_files() -> None:
         "-XX:SharedArchiveFile=/y",
         "-Xlog:disable",
         "--add-opens=java.base/java.lang=ALL-UNNAMED",
+        # JIT thresholds and tiers do not shape class loading
+        "-XX:TieredStopAtLevel=1",
+        "-XX:CompileThresholdScaling=4",
+        "-XX:Tier4InvocationThreshold=40000",
+        "-Djava.io.tmpdir=/tmp/flinktune-spark-x",  # removed with the run
     ]
     assert class_cache.dump_arguments(args) == [
         "-XX:+UseSerialGC",

@@ -159,4 +159,6 @@ def test_a_finished_run_leaves_no_scratch_folder(tmp_path: Path) -> None:
         env=env, cwd=tmp_path, capture_output=True, timeout=300, check=False,
     )
     assert done.returncode in (0, 1), done.stderr[-2000:]
+    # The JVM was ended before flinktune exited (session.end_at_exit), not ~0.35 s after it.
+    assert _processes_with_env(f"SPARK_LOCAL_DIRS={scratch}") == []
     assert _leftovers(scratch, tmp_path / "cache") == []
