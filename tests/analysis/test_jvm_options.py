@@ -1,6 +1,7 @@
 """The driver JVM's options: C1-only for small local dumps, the full JIT with later compile
-thresholds for large or unknown ones, and both accepted by the Java that runs Spark (a JVM refuses
-to start on an option it does not know)."""
+thresholds for large or unknown ones, and all of them known to the Java that runs Spark (Spark's
+launcher adds -XX:+IgnoreUnrecognizedVMOptions, so an option this Java lacked would be dropped
+without a word; here the JVM runs without it and would refuse to start)."""
 
 from __future__ import annotations
 

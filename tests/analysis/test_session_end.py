@@ -27,6 +27,8 @@ def test_a_jvm_is_ended_at_once_only_when_nothing_would_be_lost() -> None:
     # an event log to complete; an application a cluster's master should see finish
     assert not session.fast_end_allowed("local[*]", {"spark.eventLog.enabled": "TRUE "}, recording=False)
     assert not session.fast_end_allowed("spark://127.0.0.1:7077", {}, recording=False)
+    assert not session.fast_end_allowed("local-cluster[2,1,1024]", {}, recording=False)
+    assert session.fast_end_allowed("local", {}, recording=False)
 
 
 _CHILD = textwrap.dedent(
