@@ -263,11 +263,7 @@ def stop_started_processes() -> None:
     SIGTERM (the JVM's shutdown hooks remove its spark-* temp folders), SIGKILL after
     STOP_GRACE_S. Also drops this process's half-recorded class list. Never raises."""
     while _started:
-        proc = _started.pop()
-        _end_group(proc)
-        private = _local_dirs.pop(proc.pid, None)
-        if private is not None:
-            shutil.rmtree(private, ignore_errors=True)
+        _end_and_remove(_started.pop())
     with contextlib.suppress(Exception):
         class_cache.drop_recording(class_cache.locate())
     with contextlib.suppress(Exception):
@@ -302,16 +298,24 @@ def end_at_exit() -> None:
     shut down on their own when this process exits, as pyspark arranges. Never raises."""
     for proc in [p for p in _started if getattr(p, "fast_end", False)]:
         _started.remove(proc)
-        _end_group(proc, ((signal.SIGKILL, 5.0),))
-        private = _local_dirs.pop(proc.pid, None)
-        if private is not None:
-            shutil.rmtree(private, ignore_errors=True)
+        _end_and_remove(proc, ((signal.SIGKILL, 5.0),))
 
 
 _GRACEFUL: Final[tuple[tuple[signal.Signals, float], ...]] = (
     (signal.SIGTERM, STOP_GRACE_S),
     (signal.SIGKILL, 5.0),
 )
+
+
+def _end_and_remove(
+    proc: subprocess.Popen[bytes], signals: tuple[tuple[signal.Signals, float], ...] = _GRACEFUL
+) -> None:
+    """End ``proc``'s process group, then remove its private folder (Spark's local dirs and
+    Java's temp folder)."""
+    _end_group(proc, signals)
+    private = _local_dirs.pop(proc.pid, None)
+    if private is not None:
+        shutil.rmtree(private, ignore_errors=True)
 
 
 def _end_group(
