@@ -76,12 +76,12 @@ def summary(corpus: Path) -> str:
             unchanged += 1
             continue
         for rec, change in changes:
-            steps[change.step] += 1
-            value = "(delete)" if change.action == "delete" else str(change.recommended)
+            steps[change.proposed_by] += 1
+            value = "(delete)" if change.action == "delete" else str(change.value)
             key = f"{change.key} -> {change.new_key}" if change.action == "rename" else change.key
             evidence = "; ".join(change.evidence) or "the catalog / Flink's checks (see why)"
             rows.append(f"| {path.name} | {rec.version} | `{_cell(key)}`: {_cell(str(change.current))} -> "
-                        f"{_cell(value)} | {change.step} | {_cell(evidence)} |")
+                        f"{_cell(value)} | {change.proposed_by} | {_cell(evidence)} |")
     lines = [
         "# `flinktune recommend` on the dev config corpus (default flags)",
         "",

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import StrEnum
 
+from flinktune.change import Change
+
 
 class Severity(StrEnum):
     INFO = "info"
@@ -32,16 +34,6 @@ class Location:
 
 
 @dataclass(frozen=True)
-class Fix:
-    """A config change as data. ``action``: set (key := value), delete (key), rename (key -> new_key)."""
-
-    action: str
-    key: str
-    value: str | None = None
-    new_key: str | None = None
-
-
-@dataclass(frozen=True)
 class Finding:
     code: str
     name: str
@@ -49,7 +41,7 @@ class Finding:
     message: str
     location: Location
     why: str = ""
-    fix: Fix | None = None
+    fix: Change | None = None             # the one config change (flinktune.change), with its applicability
     references: tuple[str, ...] = ()
     evidence: tuple[tuple[str, str], ...] = field(default=())
     confidence: float | None = None

@@ -16,6 +16,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "flinktune"
 # strictly lower layer; within a layer, parts may import only those listed in ALLOWED_SIDEWAYS.
 LAYERS: dict[str, int] = {
     "__init__": 0, "__main__": 7, "errors": 0, "units": 0, "findings": 0, "versions": 0, "globbing": 0,
+    "change": 0,      # the one config change (lint fixes, recommend, the writer)
     "config": 0,
     "situation": 1,   # the one resolved situation: core only below it, every engine above it
     "model": 2,
@@ -29,6 +30,7 @@ ALLOWED_SIDEWAYS: set[tuple[str, str]] = {
     # core values and parsers share a layer and build on each other
     ("config", "errors"), ("config", "units"), ("config", "findings"), ("config", "versions"),
     ("units", "errors"), ("versions", "errors"), ("findings", "errors"),
+    ("change", "errors"), ("findings", "change"), ("config", "change"),
     ("__main__", "cli"),
 }
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from flinktune.advise.engine import Change, Effect, Recommendation, recommend
+from flinktune.advise.engine import Effect, ProposedChange, Recommendation, recommend
 from flinktune.situation.environment import Environment, load_profile, parse_parameters
 
-__all__ = ["Change", "Effect", "Environment", "Recommendation", "load_profile", "parse_parameters",
+__all__ = ["Effect", "Environment", "ProposedChange", "Recommendation", "load_profile", "parse_parameters",
            "recommend"]

@@ -1,4 +1,10 @@
-"""The values ``recommend`` returns: a change to one key, its model effects, the whole recommendation."""
+"""The values ``recommend`` returns: a proposed change with its model effects, the whole recommendation.
+
+A ``ProposedChange`` is the one config change (``flinktune.change.Change``: key, action, value,
+new_key, line, why, evidence, applicability, proposed_by = the step) with what only the advisor
+knows about it: the value as written, Flink's default, the model quantities it moves and their
+effects. The writer takes it as it takes any ``Change``.
+"""
 
 from __future__ import annotations
 
@@ -6,8 +12,8 @@ from dataclasses import dataclass, field
 
 from flinktune.advise.measured import Measured
 from flinktune.advise.state import Job
+from flinktune.change import Applicability, Change
 from flinktune.config.types import ConfigFormat
-from flinktune.config.writer import Edit
 from flinktune.model import buffers as mb
 from flinktune.model.operator_memory import OperatorComparison
 from flinktune.situation.environment import Environment
@@ -24,34 +30,13 @@ class Effect:
 
 
 @dataclass(frozen=True)
-class Change:
-    key: str
-    action: str                      # set | delete | rename | manual (outside what the writer edits)
-    current: str | None              # as written (None: not set)
-    default: str | None              # what Flink uses when the key is not set
-    recommended: str | None          # None for delete
-    why: str
-    new_key: str | None = None
-    line: int | None = None
+class ProposedChange(Change):
+    """A change ``recommend`` proposes (``value``: the recommended value; None for delete)."""
+
+    current: str | None = None           # as written (None: not set)
+    default: str | None = None           # what Flink uses when the key is not set
     effects: tuple[Effect, ...] = ()
-    metrics: tuple[str, ...] = field(default=(), repr=False)
-    # The measured or stated facts that justify moving the key (empty for renames/deletes of keys
-    # the version no longer reads, where the catalog is the evidence).
-    evidence: tuple[str, ...] = ()
-    step: str = ""                   # the planner step that proposed it (flinktune.advise.steps)
-
-    @property
-    def shown_key(self) -> str:
-        return self.new_key if self.action == "rename" and self.new_key else self.key
-
-    def edit(self) -> Edit | None:
-        if self.action == "set":
-            return Edit("set", self.key, self.recommended)
-        if self.action == "delete":
-            return Edit("delete", self.key)
-        if self.action == "rename":
-            return Edit("rename", self.key, self.recommended, self.new_key)
-        return None
+    metrics: tuple[str, ...] = field(default=(), repr=False)   # model quantities whose effect is shown
 
 
 @dataclass(frozen=True)
@@ -62,7 +47,7 @@ class Recommendation:
     version: FlinkVersion
     job: Job
     environment: Environment
-    changes: tuple[Change, ...]
+    changes: tuple[ProposedChange, ...]
     notes: tuple[str, ...]
     measured: Measured | None
     before: dict[str, float | None]
@@ -97,9 +82,5 @@ class Recommendation:
         return self.original_minimum_fit is None or not self.original_minimum_fit.fits
 
     @property
-    def edits(self) -> list[Edit]:
-        return [e for e in (c.edit() for c in self.changes) if e is not None]
-
-    @property
-    def manual(self) -> tuple[Change, ...]:
-        return tuple(c for c in self.changes if c.action == "manual")
+    def manual(self) -> tuple[ProposedChange, ...]:
+        return tuple(c for c in self.changes if c.applicability is Applicability.MANUAL)

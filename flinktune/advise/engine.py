@@ -16,19 +16,20 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
-from flinktune.advise.change import Change, Effect, Recommendation
+from flinktune.advise.change import Effect, ProposedChange, Recommendation
 from flinktune.advise.job import resolve_job
 from flinktune.advise.limits import IN_POOL_HELD, Margins
 from flinktune.advise.loop import run
 from flinktune.advise.measured import NOT_NETWORK, Measured
-from flinktune.advise.plan import SPEC_MEMORY, Evidence, Plan
+from flinktune.advise.plan import Evidence, Plan
 from flinktune.advise.predict import barrier_wait_s
 from flinktune.advise.state import KEY_PROCESS, V2_0
 from flinktune.advise.steps import ORDER
 from flinktune.advise.text import mem_value, rate_text
+from flinktune.change import writable
 from flinktune.config.catalog import Catalog, load_catalog
 from flinktune.config.types import ConfigDocument, ConfigValue
-from flinktune.config.writer import apply_edits, set_spec_scalar
+from flinktune.config.writer import apply_changes
 from flinktune.errors import ModelInputError
 from flinktune.model import buffers as mb
 from flinktune.model.operator_memory import operator_comparison
@@ -109,13 +110,8 @@ def recommend(document: ConfigDocument, text: str, version: FlinkVersion, env: E
     final_memory, final_error = final.memory_or_error()
     final_demand = final.demand
     final_fit = final.fit(final_memory.network_buffers) if final_memory is not None else None
-    new_text = text
-    for change in changes:
-        # First, while ``document`` still matches the text (a one-line scalar edit moves no line).
-        if change.action == "spec" and change.key == SPEC_MEMORY and change.recommended is not None:
-            new_text = set_spec_scalar(new_text, document, ("taskManager", "resource", "memory"),
-                                       change.recommended)
-    new_text = apply_edits(new_text, document, [e for e in (c.edit() for c in changes) if e is not None])
+    # --write is the user's opt-in to changes that alter what Flink runs with; manual ones are shown only.
+    new_text = apply_changes(text, document, writable(changes, unsafe=True))
     # The prediction assumes full queues; it is made only where the dump shows the gates holding data.
     held = (measured is not None and measured.in_pool_usage is not None
             and measured.in_pool_usage >= IN_POOL_HELD)
@@ -163,4 +159,4 @@ def recommend_text(text: str, path: str, env: Environment | None, *,
     return out
 
 
-__all__ = ["Change", "Effect", "Recommendation", "recommend", "recommend_text", "resolve_job"]
+__all__ = ["Effect", "ProposedChange", "Recommendation", "recommend", "recommend_text", "resolve_job"]

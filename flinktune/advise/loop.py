@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from types import ModuleType
 
-from flinktune.advise.change import Change, Effect
+from flinktune.advise.change import Effect, ProposedChange
 from flinktune.advise.limits import MIB, memory_ceiling
 from flinktune.advise.plan import SPEC_MEMORY, Plan, apply_change
 from flinktune.advise.state import KEY_FLINK, KEY_PROCESS, METRICS, ConfigState
@@ -22,7 +22,7 @@ from flinktune.units import parse_memory_size
 SIZE_KEYS = (KEY_PROCESS, KEY_FLINK, SPEC_MEMORY)
 
 
-def run(plan: Plan, steps: Sequence[ModuleType]) -> list[Change]:
+def run(plan: Plan, steps: Sequence[ModuleType]) -> list[ProposedChange]:
     """Run ``steps`` (modules with ``NAME`` and ``propose(plan)``) in order; the changes with effects.
 
     First, do no harm: when the file's network buffers fit and the proposed set does not (a step
@@ -81,8 +81,8 @@ def _harmful_step(plan: Plan) -> tuple[str, str] | None:
             required = plan.state(values, overlay).demand.required
         except FlinktuneError:
             continue
-        if required > previous and change.step not in ("network-memory", "memory-fit"):
-            culprit = change.step
+        if required > previous and change.proposed_by not in ("network-memory", "memory-fit"):
+            culprit = change.proposed_by
         previous = required
     if culprit is None:
         return None
@@ -142,7 +142,8 @@ def fit_memory(plan: Plan) -> str | None:
         if found is not None and found.task_heap_bytes >= floor:
             break
     heap_text = size_text(memory.task_heap_bytes) if memory is not None else ""
-    why = (f"the changes above ({', '.join(sorted({c.step for c in plan.changes if c.step}))}) would leave "
+    steps = ", ".join(sorted({c.proposed_by for c in plan.changes if c.proposed_by}))
+    why = (f"the changes above ({steps}) would leave "
            f"{'no valid memory layout' if memory is None else 'a task heap of ' + heap_text}"
            f" for {slots} slot(s); sized from the file's {size_text(base_bytes)} to keep at least "
            f"{size_text(floor)} of task heap (ceiling {size_text(ceiling)})")
@@ -156,19 +157,22 @@ def _set_size(plan: Plan, key: str, size: int, why: str) -> None:
     if key == SPEC_MEMORY:
         text = plan.spec.taskmanager_memory_text or ""
         value = f"{size // MIB}Mi" if text.endswith(("i", "Mi", "Gi")) else f"{size // MIB}m"
-        change = Change(SPEC_MEMORY, "spec", text, None, value,
-                        why + "; the operator maps this field to taskmanager.memory.process.size",
-                        line=plan.spec.taskmanager_memory_line, metrics=metrics, step="memory-fit")
+        change = ProposedChange("set", SPEC_MEMORY, value, target="spec",
+                                why=why + "; the operator maps this field to taskmanager.memory.process.size",
+                                file=plan.document.path, line=plan.spec.taskmanager_memory_line,
+                                proposed_by="memory-fit",
+                                current=text, metrics=metrics)
     else:
-        change = Change(key, "set", plan.original.values.get(key) and str(plan.original.values.get(key)),
-                        plan.default(key), mem_value(size), why, line=plan.line(key), metrics=metrics,
-                        step="memory-fit")
+        change = ProposedChange("set", key, mem_value(size), why=why, file=plan.document.path,
+                                line=plan.line(key), proposed_by="memory-fit",
+                                current=plan.original.values.get(key) and str(plan.original.values.get(key)),
+                                default=plan.default(key), metrics=metrics)
     plan.changes = [c for c in plan.changes if c.key != key]
     plan.changes.append(change)
     plan.values, plan.overlay = replay(plan, plan.changes)
 
 
-def replay(plan: Plan, changes: Sequence[Change]) -> tuple[dict, dict]:
+def replay(plan: Plan, changes: Sequence[ProposedChange]) -> tuple[dict, dict]:
     values = dict(plan.original.values)
     overlay = dict(plan.original.memory_overlay)
     for change in changes:
@@ -181,7 +185,7 @@ def _verify_keys(plan: Plan) -> None:
     kept = []
     for change in plan.changes:
         key = change.new_key if change.action == "rename" else change.key
-        if change.action in ("set", "rename") and not plan.readable(key or ""):
+        if change.target == "config" and change.action in ("set", "rename") and not plan.readable(key or ""):
             plan.notes.append(f"(internal) dropped a change to {key}: not an option of Flink {plan.version}")
             continue
         kept.append(change)
@@ -189,7 +193,7 @@ def _verify_keys(plan: Plan) -> None:
     plan.values, plan.overlay = replay(plan, kept)
 
 
-def with_effects(plan: Plan) -> list[Change]:
+def with_effects(plan: Plan) -> list[ProposedChange]:
     out = []
     states: list[ConfigState] = [plan.original]
     for index in range(len(plan.changes)):

@@ -7,11 +7,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
-from flinktune.advise.change import Change
+from flinktune.advise.change import ProposedChange
 from flinktune.advise.limits import Margins
 from flinktune.advise.measured import Measured
 from flinktune.advise.state import KEY_PROCESS, ConfigState, Job
 from flinktune.advise.text import raw
+from flinktune.change import Applicability
 from flinktune.config.catalog import Catalog
 from flinktune.config.types import ConfigDocument, ConfigValue
 from flinktune.model.link import link_saturated
@@ -87,7 +88,7 @@ class Plan:
     margins: Margins
     overlay: dict[str, ConfigValue]
     values: dict[str, ConfigValue] = field(default_factory=dict)
-    changes: list[Change] = field(default_factory=list)
+    changes: list[ProposedChange] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     withheld: list[str] = field(default_factory=list)
     step: str = ""
@@ -162,9 +163,10 @@ class Plan:
 
     # ------------------------------------------------------------------ proposing
 
-    def add(self, change: Change) -> None:
+    def add(self, change: ProposedChange) -> None:
         # Every change names its evidence: what was measured or stated, else the file's own line.
-        change = replace(change, step=change.step or self.step,
+        change = replace(change, file=change.file or self.document.path,
+                         proposed_by=change.proposed_by or self.step,
                          evidence=change.evidence or self.file_fact(change.key))
         apply_change(self.values, self.overlay, change)
         self.changes.append(change)
@@ -178,27 +180,35 @@ class Plan:
         aliases = self.aliases_set(key)
         if key not in self.values and aliases:
             alias = aliases[-1]
-            self.add(Change(alias, "rename", raw(self.values.get(alias)), self.default(key), value,
-                            why + f" ({alias} is the deprecated name of {key})", new_key=key,
-                            line=self.line(alias), metrics=metrics, evidence=evidence))
+            self.add(ProposedChange("rename", alias, value, new_key=key,
+                                    why=why + f" ({alias} is the deprecated name of {key})",
+                                    line=self.line(alias), evidence=evidence,
+                                    current=raw(self.values.get(alias)), default=self.default(key),
+                                    metrics=metrics))
             return
-        self.add(Change(key, "set", raw(self.values.get(key)), self.default(key), value, why,
-                        line=self.line(key), metrics=metrics, evidence=evidence))
+        self.add(ProposedChange("set", key, value, why=why, line=self.line(key), evidence=evidence,
+                                current=raw(self.values.get(key)), default=self.default(key),
+                                metrics=metrics))
 
-    def delete(self, key: str, why: str, metrics: tuple[str, ...] = (),
-               evidence: tuple[str, ...] = ()) -> None:
+    def delete(self, key: str, why: str, metrics: tuple[str, ...] = (), evidence: tuple[str, ...] = (),
+               applicability: Applicability = Applicability.UNSAFE) -> None:
+        """Delete ``key``: ``safe`` when the version ignores it (nothing Flink runs with changes)."""
         if key not in self.values:
             return
-        self.add(Change(key, "delete", raw(self.values.get(key)), None, None, why, line=self.line(key),
-                        metrics=metrics, evidence=evidence))
+        self.add(ProposedChange("delete", key, why=why, line=self.line(key), evidence=evidence,
+                                applicability=applicability, current=raw(self.values.get(key)),
+                                metrics=metrics))
 
     def rename(self, key: str, new_key: str, why: str, metrics: tuple[str, ...] = (),
-               value: str | None = None) -> None:
+               value: str | None = None, applicability: Applicability = Applicability.UNSAFE) -> None:
+        """Rename ``key`` (keeping its value unless ``value``): ``safe`` when Flink reads the new key
+        as it read the old one."""
         if key not in self.values:
             return
         current = raw(self.values.get(key))
-        self.add(Change(key, "rename", current, None, value if value is not None else current, why,
-                        new_key=new_key, line=self.line(key), metrics=metrics))
+        self.add(ProposedChange("rename", key, value if value is not None else current, new_key=new_key,
+                                why=why, line=self.line(key), applicability=applicability, current=current,
+                                metrics=metrics))
 
     def withhold(self, what: str) -> None:
         """A change the advisor would consider with more input: what it would check, how to give it."""
@@ -206,15 +216,17 @@ class Plan:
             self.withheld.append(what)
 
 
-def apply_change(values: dict[str, ConfigValue], overlay: dict[str, ConfigValue], change: Change) -> None:
+def apply_change(values: dict[str, ConfigValue], overlay: dict[str, ConfigValue],
+                 change: ProposedChange) -> None:
     """Apply ``change`` to a working copy (``values``: the file's keys; ``overlay``: operator fields)."""
-    if change.action == "set":
-        values[change.key] = change.recommended
+    if change.target == "spec":
+        if change.key == SPEC_MEMORY and change.action == "set":
+            overlay[KEY_PROCESS] = change.value
+    elif change.action == "set":
+        values[change.key] = change.value
     elif change.action == "delete":
         values.pop(change.key, None)
     elif change.action == "rename":
         assert change.new_key is not None
         old = values.pop(change.key, None)
-        values[change.new_key] = change.recommended if change.recommended is not None else old
-    elif change.action == "spec" and change.key == SPEC_MEMORY:
-        overlay[KEY_PROCESS] = change.recommended
+        values[change.new_key] = change.value if change.value is not None else old

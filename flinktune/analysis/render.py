@@ -153,13 +153,7 @@ def _headline(job: JobDiagnosis) -> list[str]:
 
 
 def _fix_text(f: Finding) -> str | None:
-    if f.fix is None:
-        return None
-    if f.fix.action == "set":
-        return f"set {f.fix.key}: {f.fix.value}"
-    if f.fix.action == "rename":
-        return f"rename {f.fix.key} -> {f.fix.new_key}"
-    return f"delete {f.fix.key}"
+    return None if f.fix is None else f.fix.describe()
 
 
 def render_text(result: AnalysisResult, color: bool = False, width: int = 140) -> str:

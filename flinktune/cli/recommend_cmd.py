@@ -264,7 +264,7 @@ def _run(file: Path, env: Environment, plan_data: dict[str, Any] | None, plan_pa
     elif output is not None:
         _write(output, decoded.encode(current), None, follow_symlinks)
         note(f"flinktune: wrote the recommended config to {output}")
-    if (write or output is not None) and any(c.action == "manual" for r in recs for c in r.changes):
+    if (write or output is not None) and any(r.manual for r in recs):
         note("flinktune: note: some changes are outside the config and must be made by hand "
              "(see 'by hand' above)")
     return EXIT_OK

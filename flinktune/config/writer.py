@@ -1,6 +1,6 @@
 """Editing a user's config in place: byte-preserving edits and an atomic file write.
 
-``apply_edits`` is pure (text in, text out) and touches only the lines an edit needs:
+``apply_changes`` is pure (text in, text out) and touches only the lines a change needs:
 every other byte (comments, blank lines, trailing whitespace, order, line endings) stays.
 
 - flink-conf.yaml: ``set`` replaces the value inside its line (a trailing comment stays) or
@@ -13,7 +13,8 @@ every other byte (comments, blank lines, trailing whitespace, order, line ending
   key's line(s), and a parent mapping it leaves empty.
 - FlinkDeployment / FlinkSessionJob: the same inside ``spec.flinkConfiguration`` (created under
   ``spec`` when missing); values that YAML would not read as strings are quoted, because the
-  operator expects string values.
+  operator expects string values. A field of the spec itself (a change with target ``spec``,
+  e.g. ``spec.taskManager.resource.memory``) is set only where the manifest already has it.
 - ConfigMap: the embedded flink-conf.yaml / config.yaml (a literal ``|`` block) is edited as its
   own format and put back with the block's indentation.
 
@@ -36,11 +37,11 @@ import tempfile
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
 
 import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode
 
+from flinktune.change import Applicability, Change
 from flinktune.config.flat import FlatLine, parse_flat_line
 from flinktune.config.k8s import EMBEDDED_FILES, ManifestTarget, find_targets
 from flinktune.config.reader import read_config_text
@@ -62,46 +63,34 @@ from flinktune.config.yaml_config import (
 )
 from flinktune.errors import ConfigError, FlinktuneError, WriteError
 
-Action = Literal["set", "delete", "rename"]
 _MANIFEST_FORMATS = (ConfigFormat.DEPLOYMENT, ConfigFormat.CONFIGMAP)
-
-
-@dataclass(frozen=True)
-class Edit:
-    """One change to a config: set ``key`` to ``value``, delete ``key``, or rename it to ``new_key``.
-
-    ``rename`` keeps the value unless ``value`` is given. If ``new_key`` is already set, the
-    old key is simply removed (Flink lets the new key win anyway).
-    """
-
-    action: Action
-    key: str
-    value: str | None = None
-    new_key: str | None = None
-
-    def __post_init__(self) -> None:
-        if self.action not in ("set", "delete", "rename"):
-            raise WriteError(f"unknown edit action '{self.action}' (use set, delete or rename)")
-        if not self.key:
-            raise WriteError("an edit needs a key")
-        if self.action == "set" and self.value is None:
-            raise WriteError(f"set {self.key}: a value is required")
-        if self.action == "rename" and (not self.new_key or self.new_key == self.key):
-            raise WriteError(f"rename {self.key}: a different new_key is required")
-
-    @classmethod
-    def from_fix(cls, fix: object) -> Edit:
-        """From a ``flinktune.findings.Fix`` (same fields)."""
-        return cls(action=fix.action, key=fix.key, value=fix.value, new_key=fix.new_key)  # type: ignore[attr-defined]
 
 
 # ---------------------------------------------------------------------------------------------
 # Entry point
 
 
-def apply_edits(text: str, document: ConfigDocument, edits: Iterable[Edit]) -> str:
-    """``text`` with ``edits`` applied to ``document`` (which must have been read from ``text``)."""
-    edits = list(edits)
+def apply_changes(text: str, document: ConfigDocument, changes: Iterable[Change]) -> str:
+    """``text`` with ``changes`` (flinktune.change) applied to ``document`` (which must have been read
+    from ``text``). Which changes to apply is the caller's decision (``flinktune.change.writable``);
+    a manual change here is a WriteError. A FlinkDeployment spec field (target ``spec``) is set in
+    place (``set_spec_scalar``) before the Flink options are edited."""
+    changes = list(changes)
+    for change in changes:
+        if change.applicability is Applicability.MANUAL:
+            raise WriteError(f"{change.key}: a change to make by hand cannot be written", file=document.path)
+        if change.target == "spec" and change.action != "set":
+            raise WriteError(f"{change.key}: only setting an existing FlinkDeployment field is written; "
+                             f"{change.action} it by hand", file=document.path)
+    for change in changes:
+        # First, while ``document`` still matches the text (a one-line scalar edit moves no line).
+        if change.target == "spec":
+            text = set_spec_scalar(text, document, change.spec_path, change.value or "")
+    options = [change for change in changes if change.target == "config"]
+    return _apply_options(text, document, options) if options else text
+
+
+def _apply_options(text: str, document: ConfigDocument, edits: list[Change]) -> str:
     bom = "\ufeff" if text.startswith("\ufeff") else ""
     body = text[len(bom):]
     fmt = ConfigFormat.DEPLOYMENT if document.format in _MANIFEST_FORMATS else document.format
@@ -139,7 +128,7 @@ def _locate(docs: list[ConfigDocument], document: ConfigDocument) -> int:
     raise WriteError("the configuration to edit was not found in the text", file=document.path)
 
 
-def _apply(text: str, fmt: ConfigFormat, index: int, edit: Edit, file: str) -> str:
+def _apply(text: str, fmt: ConfigFormat, index: int, edit: Change, file: str) -> str:
     if fmt is ConfigFormat.DEPLOYMENT:
         target = _target(text, index, file)
         if target.kind == "ConfigMap":
@@ -195,7 +184,7 @@ def _matches(value: ConfigValue, text: str) -> bool:
     return False
 
 
-def _verify(before: ConfigDocument, after: ConfigDocument | None, edits: Sequence[Edit], file: str) -> None:
+def _verify(before: ConfigDocument, after: ConfigDocument | None, edits: Sequence[Change], file: str) -> None:
     """The round-trip property: edited keys have their new values, every other key is unchanged."""
     if after is None:
         raise WriteError("internal: the edited text lost the configuration; nothing written", file=file)
@@ -715,7 +704,8 @@ def set_spec_scalar(text: str, document: ConfigDocument, path: Sequence[str], va
     """``text`` with the existing scalar ``spec.<path>`` of the FlinkDeployment ``document`` set to
     ``value`` (e.g. ``taskManager.resource.memory``, which the operator maps onto
     taskmanager.memory.process.size: FlinkConfigBuilder). Only an existing plain or quoted scalar is
-    replaced; anything else is a WriteError (edit it by hand)."""
+    replaced, keeping its quoting and its kind (a plain number stays a plain number); anything else
+    is a WriteError (edit it by hand)."""
     bom = "\ufeff" if text.startswith("\ufeff") else ""
     body = text[len(bom):]
     where = "spec." + ".".join(path)
@@ -738,11 +728,13 @@ def set_spec_scalar(text: str, document: ConfigDocument, path: Sequence[str], va
         raise WriteError(f"{where} is not a plain scalar; edit it by hand", file=document.path,
                          line=(node.start_mark.line + 1) if node is not None else None)
     style = node.style if node.style in ("'", '"') else None
-    rendered = render_scalar(value, strings_only=True, style=style)
+    # A field the CRD types as a number (spec.job.parallelism: 4) stays a number; strings stay strings.
+    typed = node.style is None and not isinstance(resolve_plain(node.value), str)
+    rendered = render_scalar(value, strings_only=not typed, style=style)
     return bom + body[:node.start_mark.index] + rendered + body[node.end_mark.index:]
 
 
-def _edit_configmap(text: str, target: ManifestTarget, edit: Edit, file: str) -> str:
+def _edit_configmap(text: str, target: ManifestTarget, edit: Change, file: str) -> str:
     assert target.data_pair is not None and target.data_key is not None
     key_node, value_node = target.data_pair
     if not isinstance(value_node, ScalarNode) or (value_node.style != "|" and value_node.value):
@@ -858,9 +850,9 @@ def _write_replace(target: Path, data: bytes, mode: int, directory: Path) -> Non
             os.close(dir_fd)
 
 
-def edit_file(path: str | os.PathLike[str], document: ConfigDocument, edits: Iterable[Edit], *,
+def edit_file(path: str | os.PathLike[str], document: ConfigDocument, changes: Iterable[Change], *,
               backup_suffix: str | None = ".bak", follow_symlinks: bool = False) -> Path | None:
-    """Read ``path``, apply ``edits`` to ``document`` and write it back atomically (same encoding).
+    """Read ``path``, apply ``changes`` to ``document`` and write it back atomically (same encoding).
 
     Returns the backup path, or None when nothing changed (the file is then left untouched).
     """
@@ -868,7 +860,7 @@ def edit_file(path: str | os.PathLike[str], document: ConfigDocument, edits: Ite
         decoded = read_text_file(path)
     except ConfigError as exc:
         raise WriteError(exc.message, file=exc.file, line=exc.line) from exc
-    new_text = apply_edits(decoded.text, document, edits)
+    new_text = apply_changes(decoded.text, document, changes)
     if new_text == decoded.text:
         return None
     try:
@@ -879,5 +871,5 @@ def edit_file(path: str | os.PathLike[str], document: ConfigDocument, edits: Ite
 
 
 __all__ = [
-    "Edit", "apply_edits", "edit_file", "render_key", "render_scalar", "write_file_atomic",
+    "apply_changes", "edit_file", "render_key", "render_scalar", "set_spec_scalar", "write_file_atomic",
 ]

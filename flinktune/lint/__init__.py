@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from flinktune.lint.model import AppliedFix, FileVersion, InputProblem, LintOptions, LintResult, RuleInfo
+from flinktune.lint.model import FileVersion, InputProblem, LintOptions, LintResult, RuleInfo
 from flinktune.lint.runner import lint_paths, load_ruleset
 
 __all__ = [
-    "AppliedFix",
     "FileVersion",
     "InputProblem",
     "LintOptions",

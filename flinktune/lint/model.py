@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from flinktune.change import Change
 from flinktune.config.record import Record, set_field
 from flinktune.findings import Finding, Severity
 from flinktune.versions import FlinkVersion
@@ -37,30 +38,16 @@ class InputProblem(Record):
 class RuleInfo(Record):
     """What a reporter needs to describe a rule (SARIF ``rules``, text hints)."""
 
-    __slots__ = _fields = ("code", "name", "severity", "summary", "help_uri", "fix_safe")
+    __slots__ = _fields = ("code", "name", "severity", "summary", "help_uri")
     code: str
     name: str
     severity: Severity
     summary: str
     help_uri: str | None
-    fix_safe: bool
 
     def __init__(self, code: str, name: str, severity: Severity, summary: str = "",
-                 help_uri: str | None = None, fix_safe: bool = False) -> None:
-        _store(self, (code, name, severity, summary, help_uri, fix_safe))
-
-
-class AppliedFix(Record):
-    """One edit ``--fix`` wrote to a file."""
-
-    __slots__ = _fields = ("file", "line", "code", "description")
-    file: str
-    line: int | None
-    code: str
-    description: str
-
-    def __init__(self, file: str, line: int | None, code: str, description: str) -> None:
-        _store(self, (file, line, code, description))
+                 help_uri: str | None = None) -> None:
+        _store(self, (code, name, severity, summary, help_uri))
 
 
 class FileVersion(Record):
@@ -125,13 +112,13 @@ class LintResult(Record):
     versions: tuple[FileVersion, ...]
     suppressed: int                                   # hidden by inline suppressions
     baselined: int                                    # hidden by the baseline
-    fixes: tuple[AppliedFix, ...]
+    fixes: tuple[Change, ...]                         # what --fix wrote (file, line, proposed_by: the code)
     all_findings: tuple[Finding, ...]                 # before the baseline (left out of repr)
 
     def __init__(self, findings: tuple[Finding, ...], problems: tuple[InputProblem, ...] = (),
                  files: tuple[str, ...] = (), rules: tuple[RuleInfo, ...] = (),
                  versions: tuple[FileVersion, ...] = (), suppressed: int = 0, baselined: int = 0,
-                 fixes: tuple[AppliedFix, ...] = (), all_findings: tuple[Finding, ...] = ()) -> None:
+                 fixes: tuple[Change, ...] = (), all_findings: tuple[Finding, ...] = ()) -> None:
         _store(self, (findings, problems, files, rules, versions, suppressed, baselined, fixes, all_findings))
 
     def __repr__(self) -> str:

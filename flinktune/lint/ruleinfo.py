@@ -32,20 +32,14 @@ def rule_infos(ruleset: Any, scopes: tuple[str, ...] | None = LINT_SCOPES) -> tu
             continue
         references = tuple(getattr(rule, "references", ()) or ())
         help_uri = next((str(r) for r in references if str(r).startswith(("http://", "https://"))), None)
-        fix = getattr(rule, "fix", None)
         infos.append(RuleInfo(
             code=str(rule.code),
             name=str(rule.name),
             severity=Severity(getattr(rule.severity, "value", rule.severity)),
             summary=_first_line(getattr(rule, "summary", None) or getattr(rule, "why", "")),
             help_uri=help_uri,
-            fix_safe=bool(fix is not None and getattr(fix, "safe", False)),
         ))
     return tuple(sorted(infos, key=lambda i: i.code))
-
-
-def safe_fix_codes(ruleset: Any) -> frozenset[str]:
-    return frozenset(info.code for info in rule_infos(ruleset) if info.fix_safe)
 
 
 def builtin_rule_infos() -> tuple[RuleInfo, ...]:

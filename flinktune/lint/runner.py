@@ -11,12 +11,13 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from flinktune.change import Change
 from flinktune.config.types import ConfigDocument
 from flinktune.errors import FlinktuneError
 from flinktune.findings import Finding
-from flinktune.lint.model import AppliedFix, FileVersion, InputProblem, LintOptions, LintResult, RuleInfo
+from flinktune.lint.model import FileVersion, InputProblem, LintOptions, LintResult, RuleInfo
 from flinktune.lint.paths import expand_paths
-from flinktune.lint.ruleinfo import builtin_rule_infos, rule_infos, safe_fix_codes
+from flinktune.lint.ruleinfo import builtin_rule_infos, rule_infos
 from flinktune.lint.selection import is_selected, select_findings
 from flinktune.lint.suppress import Directives, apply_suppressions, parse_directives
 
@@ -182,38 +183,39 @@ def _lint_file(path: str, ruleset: Any, options: LintOptions) -> _FileOutcome:
     return outcome
 
 
-def _fix_file(outcome: _FileOutcome, safe_codes: frozenset[str], options: LintOptions
-              ) -> tuple[list[AppliedFix], list[InputProblem]]:
-    """Apply the safe fixes (rename a deprecated key, delete a removed key) of one file."""
-    from flinktune.config.textio import read_text_file
-    from flinktune.config.writer import Edit, apply_edits, write_file_atomic
+def _fix_file(outcome: _FileOutcome, options: LintOptions) -> tuple[list[Change], list[InputProblem]]:
+    """Apply the safe changes (rename a deprecated key, delete a removed key) of one file; the
+    changes written, each with the file and line it was on."""
+    from dataclasses import replace
 
-    applied: list[AppliedFix] = []
-    plans: list[tuple[ConfigDocument, list[Any]]] = []
+    from flinktune.change import writable
+    from flinktune.config.textio import read_text_file
+    from flinktune.config.writer import apply_changes, write_file_atomic
+
+    applied: list[Change] = []
+    plans: list[tuple[ConfigDocument, list[Change]]] = []
     for document, found in outcome.documents:
-        edits: list[Any] = []
+        changes: list[Change] = []
         seen: set[tuple[str, str]] = set()
         for finding in found:
             fix = finding.fix
-            if (fix is None or fix.action not in ("rename", "delete") or finding.code not in safe_codes
-                    or id(finding) in outcome.suppressed
+            if (fix is None or not writable((fix,), unsafe=False) or id(finding) in outcome.suppressed
                     or not is_selected(finding.code, options.select, options.ignore)):
                 continue
-            action, new_key = fix.action, fix.new_key
-            if action == "rename" and (not new_key or document.get(new_key) is not None):
+            if fix.action == "rename" and (not fix.new_key or document.get(fix.new_key) is not None):
                 # The new key is already set and wins over the deprecated one in Flink
                 # (Configuration reads the new key first), so the old line is dead: drop it.
-                action, new_key = "delete", None
-            if (action, fix.key) in seen:
+                fix = replace(fix, action="delete", new_key=None)
+            if (fix.action, fix.key) in seen:
                 continue
-            seen.add((action, fix.key))
-            edits.append(Edit(action, fix.key, None, new_key))
+            seen.add((fix.action, fix.key))
             entry = document.get(fix.key)
-            what = f"renamed {fix.key} to {new_key}" if action == "rename" else f"deleted {fix.key}"
-            applied.append(AppliedFix(outcome.path, entry.line if entry else finding.location.line,
-                                      finding.code, what))
-        if edits:
-            plans.append((document, edits))
+            fix = replace(fix, file=outcome.path, line=entry.line if entry else finding.location.line,
+                          proposed_by=finding.code)
+            changes.append(fix)
+            applied.append(fix)
+        if changes:
+            plans.append((document, changes))
     if not plans:
         return [], []
     try:
@@ -222,8 +224,8 @@ def _fix_file(outcome: _FileOutcome, safe_codes: frozenset[str], options: LintOp
         text = original.text
         # Later documents first, so the line numbers of earlier ones stay valid.
         plans.sort(key=lambda p: min((e.line for e in p[0].entries), default=0), reverse=True)
-        for document, edits in plans:
-            text = apply_edits(text, document, edits)
+        for document, changes in plans:
+            text = apply_changes(text, document, changes)
         write_file_atomic(outcome.path, original.encode(text), backup_suffix=".bak",
                           follow_symlinks=options.follow_symlinks)
     except FlinktuneError as error:
@@ -255,13 +257,12 @@ def lint_paths(arguments: list[str] | tuple[str, ...], options: LintOptions | No
     problems: list[InputProblem] = list(expanded.problems)
     outcomes = [_lint_file(path, ruleset, options) for path in expanded.files]
 
-    fixes: list[AppliedFix] = []
+    fixes: list[Change] = []
     if options.fix:
-        safe_codes = safe_fix_codes(ruleset)
         for index, outcome in enumerate(outcomes):
             if not outcome.read_ok:
                 continue
-            applied, fix_problems = _fix_file(outcome, safe_codes, options)
+            applied, fix_problems = _fix_file(outcome, options)
             problems.extend(fix_problems)
             if applied:
                 fixes.extend(applied)

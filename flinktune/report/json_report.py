@@ -39,7 +39,7 @@ def render_json(result: LintResult, *, tool_version: str = "") -> str:
         "findings": [finding_to_dict(f) for f in result.findings],
         "problems": [{"file": p.file, "line": p.line, "message": p.message} for p in result.problems],
         "fixes": [
-            {"file": f.file, "line": f.line, "code": f.code, "description": f.description}
+            {"file": f.file, "line": f.line, "code": f.proposed_by, "description": f.describe_done()}
             for f in result.fixes
         ],
     }

@@ -7,8 +7,9 @@ import math
 import textwrap
 from typing import Any
 
-from flinktune.advise.engine import Change, Effect, Recommendation
+from flinktune.advise.engine import Effect, ProposedChange, Recommendation
 from flinktune.advise.state import jsonable
+from flinktune.change import Applicability
 from flinktune.model.network_fit import fit_words
 from flinktune.report.diff import unified_diff
 
@@ -45,22 +46,22 @@ def _effect_text(effect: Effect) -> str:
             f"{format_value(effect.after, effect.unit)}")
 
 
-def _current_text(change: Change) -> str:
+def _current_text(change: ProposedChange) -> str:
     if change.current is not None:
         return change.current
     return f"(default {change.default})" if change.default is not None else "(not set)"
 
 
-def _recommended_text(change: Change) -> str:
+def _recommended_text(change: ProposedChange) -> str:
     if change.action == "delete":
         return "(delete)"
-    return change.recommended or ""
+    return change.value or ""
 
 
-def _key_text(change: Change) -> str:
+def _key_text(change: ProposedChange) -> str:
     if change.action == "rename":
         return f"{change.key} -> {change.new_key}"
-    if change.action == "manual":
+    if change.applicability is Applicability.MANUAL:
         return f"{change.key} (by hand)"
     return change.key
 
@@ -195,11 +196,13 @@ def render_recommendation_text(rec: Recommendation, *, diff: bool = True) -> str
     return "\n".join(lines) + "\n"
 
 
-def _change_json(change: Change) -> dict[str, Any]:
+def _change_json(change: ProposedChange) -> dict[str, Any]:
+    # "spec": a FlinkDeployment spec field set (target spec), as this document has always said.
+    action = "spec" if change.target == "spec" and change.action == "set" else change.action
     return {
-        "key": change.key, "action": change.action, "new_key": change.new_key, "line": change.line,
-        "current": change.current, "default": change.default, "recommended": change.recommended,
-        "why": change.why, "evidence": list(change.evidence), "step": change.step,
+        "key": change.key, "action": action, "new_key": change.new_key, "line": change.line,
+        "current": change.current, "default": change.default, "recommended": change.value,
+        "why": change.why, "evidence": list(change.evidence), "step": change.proposed_by,
         "effects": [{"name": e.name, "label": e.label, "unit": e.unit, "before": jsonable(e.before),
                      "after": jsonable(e.after)} for e in change.effects],
     }

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import unicodedata
 
-from flinktune.findings import Finding, Fix, Severity
+from flinktune.change import Applicability
+from flinktune.findings import Finding, Severity
 from flinktune.lint.model import LintResult
 
 # Control, format (bidi overrides, zero-width) and line/paragraph separators: shown escaped, so a
@@ -36,14 +37,6 @@ def _plural(count: int, word: str) -> str:
     return f"{count} {word}" + ("" if count == 1 else "s")
 
 
-def describe_fix(fix: Fix) -> str:
-    if fix.action == "rename":
-        return f"rename {fix.key} to {fix.new_key}"
-    if fix.action == "delete":
-        return f"delete {fix.key}"
-    return f"set {fix.key}: {fix.value}"
-
-
 def _finding_lines(finding: Finding, result: LintResult, color: bool, verbose: bool) -> list[str]:
     severity = finding.severity.value
     if color:
@@ -54,10 +47,8 @@ def _finding_lines(finding: Finding, result: LintResult, color: bool, verbose: b
     where, message = visible(str(finding.location)), visible(finding.message)
     lines = [f"{where}: {severity} {code} [{finding.name}] {message}"]
     if finding.fix is not None:
-        info = result.rule(finding.code)
-        hint = " (fixable with --fix)" if info is not None and info.fix_safe and finding.fix.action in (
-            "rename", "delete") else ""
-        text = f"    fix: {visible(describe_fix(finding.fix))}{hint}"
+        hint = " (fixable with --fix)" if finding.fix.applicability is Applicability.SAFE else ""
+        text = f"    fix: {visible(finding.fix.describe())}{hint}"
         lines.append(f"{_DIM}{text}{_RESET}" if color else text)
     if verbose and finding.why:
         lines.append(f"    why: {visible(' '.join(finding.why.split()))}")
@@ -75,7 +66,7 @@ def render_text(result: LintResult, *, color: bool = False, verbose: bool = Fals
             out.append(visible(f"{fv.file}{name}: checked against Flink {fv.version} ({why})"))
     for fix in result.fixes:
         where = f"{fix.file}:{fix.line}" if fix.line is not None else fix.file
-        out.append(visible(f"{where}: fixed {fix.code}: {fix.description}"))
+        out.append(visible(f"{where}: fixed {fix.proposed_by}: {fix.describe_done()}"))
     for finding in result.findings:
         out.extend(_finding_lines(finding, result, color, verbose))
     # Inputs that could not be read are not repeated here: the CLI prints one line each on stderr.

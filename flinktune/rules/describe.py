@@ -40,7 +40,7 @@ def rule_data(rule: Rule) -> dict[str, Any]:
 def render_list_text(ruleset: RuleSet) -> str:
     lines = []
     for rule in ruleset:
-        fix = " [fix: safe]" if rule.fix_safe else " [fix]" if rule.fix is not None else ""
+        fix = "" if rule.fix is None else " [fix: safe]" if rule.fix.safe else " [fix]"
         versions = "" if rule.versions.strip() in ("*", "") else f" (Flink {rule.versions})"
         lines.append(f"{rule.code}  {rule.severity.value:<7}  {rule.name}{versions}{fix}")
         lines.append(f"        {rule.summary}")
@@ -106,8 +106,10 @@ _FIELDS: tuple[tuple[str, str], ...] = (
     ('`why`',
      'why it matters, with the Flink behaviour behind it'),
     ('`fix`',
-     '`action` (`set`/`delete`/`rename`), `key`, `value`, `new_key` (templates); `safe: true` lets '
-     '`lint --fix` apply it (rename/delete only)'),
+     '`action` (`set`/`delete`/`rename`), `key`, `value`, `new_key` (templates), `applicability`: '
+     '`safe` lets `lint --fix` apply it (rename/delete that cannot change what Flink runs with), '
+     '`unsafe` (the default) is shown and never applied by `--fix`, `manual` is shown as a change to '
+     'make by hand; `safe: true` is the older spelling of `applicability: safe`'),
     ('`references`',
      'Flink sources or docs the rule is based on'),
     ('`examples`',
@@ -172,7 +174,7 @@ def render_markdown(ruleset: RuleSet) -> str:
         out.append(f"| `{spec or '(none)'}` | {_md_escape(meaning)} |\n")
     out.append("\n## Rules\n\n| code | name | severity | versions | fix |\n|---|---|---|---|---|\n")
     for rule in ruleset:
-        fix = "safe" if rule.fix_safe else ("yes" if rule.fix is not None else "")
+        fix = "" if rule.fix is None else "safe" if rule.fix.safe else "yes"
         out.append(f"| [{rule.code}](#{rule.code.lower()}-{rule.name}) | {rule.name} | {rule.severity.value} "
                    f"| {_md_escape(rule.versions)} | {fix} |\n")
     for rule in ruleset:

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
 
+from flinktune.change import Applicability, Change
 from flinktune.config.types import ConfigDocument, ConfigEntry
-from flinktune.errors import ConditionError
-from flinktune.findings import Finding, Fix, Location
+from flinktune.errors import ConditionError, WriteError
+from flinktune.findings import Finding, Location
 from flinktune.rules.functions import FUNCTIONS, RuleContext, _entry_for
 from flinktune.rules.lang import (
     Binary,
@@ -87,14 +88,11 @@ def _run(rule: Rule, bindings: dict[str, Value], context: RuleContext, where: st
         lets = names.all_lets()
         values: dict[str, object] = {**bindings, **dict(lets)}
         message = rule.message.render(values)
-        fix = None
+        fix_fields = None
         if rule.fix is not None and rule.fix_templates is not None:
             key_t, value_t, new_t = rule.fix_templates
-            fix = Fix(action=rule.fix.action, key=key_t.render(values),
-                      value=value_t.render(values) if value_t is not None else None,
-                      new_key=new_t.render(values) if new_t is not None else None)
-            if fix.key in ("", "null") or (fix.action == "set" and fix.value in ("", "null")):
-                fix = None   # the rule computed no change (e.g. no single setting helps): say so, fix nothing
+            fix_fields = (key_t.render(values), value_t.render(values) if value_t is not None else None,
+                          new_t.render(values) if new_t is not None else None)
         if rule.at is not None:
             at_key = rule.at.render(values)
             line = location.line
@@ -107,8 +105,26 @@ def _run(rule: Rule, bindings: dict[str, Value], context: RuleContext, where: st
     except ConditionError as error:
         raise _fail(rule, error, where) from None
     evidence = tuple((name, format_value(value)) for name, value in lets)
+    why = " ".join(rule.why.split())
+    fix = None if fix_fields is None else _change(rule, fix_fields, location, why, evidence)
     return Finding(code=rule.code, name=rule.name, severity=rule.severity, message=message, location=location,
-                   why=" ".join(rule.why.split()), fix=fix, references=rule.references, evidence=evidence)
+                   why=why, fix=fix, references=rule.references, evidence=evidence)
+
+
+def _change(rule: Rule, fields: tuple[str, str | None, str | None], location: Location, why: str,
+            evidence: tuple[tuple[str, str], ...]) -> Change | None:
+    """The rule's fix as the one config change, or None when the rule computed no change (an empty
+    or null key or value, e.g. no single setting helps: the finding says so and fixes nothing)."""
+    key, value, new_key = fields
+    assert rule.fix is not None
+    if key in ("", "null") or (rule.fix.action == "set" and value in ("", "null")):
+        return None
+    try:
+        return Change(rule.fix.action, key, value, new_key, Applicability(rule.fix.applicability),
+                      file=location.file, line=location.line, why=why,
+                      evidence=tuple(f"{name} = {text}" for name, text in evidence), proposed_by=rule.code)
+    except WriteError:
+        return None      # e.g. a rename onto the same key: nothing to change
 
 
 def _doc_binding(document: ConfigDocument) -> dict[str, Value]:

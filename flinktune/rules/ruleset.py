@@ -56,10 +56,6 @@ class Rule:
         return self.spec.fix
 
     @property
-    def fix_safe(self) -> bool:
-        return self.spec.fix is not None and self.spec.fix.safe
-
-    @property
     def references(self) -> tuple[str, ...]:
         return tuple(self.spec.references)
 

@@ -27,13 +27,16 @@ class _Frozen(BaseModel):
 
 
 class FixModel(_Frozen):
-    """The config change as data; ``key``, ``value`` and ``new_key`` are templates."""
+    """The config change as data (a ``flinktune.change.Change``); ``key``, ``value`` and ``new_key``
+    are templates."""
 
     action: Literal["set", "delete", "rename"]
     key: str = Field(min_length=1)
     value: str | None = None
     new_key: str | None = None
-    safe: bool = False
+    # safe: lint --fix applies it; unsafe (the default): shown, written by no fixer; manual: by hand.
+    applicability: Literal["safe", "unsafe", "manual"] | None = None
+    safe: bool = False               # the older spelling of ``applicability: safe``
 
     @model_validator(mode="after")
     def _shape(self) -> FixModel:
@@ -45,9 +48,11 @@ class FixModel(_Frozen):
             raise ValueError(f"a '{self.action}' fix takes no value")
         if self.action != "rename" and self.new_key is not None:
             raise ValueError(f"a '{self.action}' fix takes no new_key")
-        if self.safe and self.action == "set":
+        if self.safe and self.applicability not in (None, "safe"):
+            raise ValueError(f"'safe: true' contradicts 'applicability: {self.applicability}'")
+        if (self.safe or self.applicability == "safe") and self.action == "set":
             # --fix applies only changes that cannot alter what Flink runs with.
-            raise ValueError("only rename and delete fixes may be marked safe")
+            raise ValueError("only rename and delete fixes may be safe")
         return self
 
 

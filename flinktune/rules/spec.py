@@ -33,23 +33,28 @@ SCOPE_BINDINGS: dict[str, tuple[str, ...]] = {
 
 
 class FixSpec(_Frozen):
-    """The config change as data; ``key``, ``value`` and ``new_key`` are templates."""
+    """A rule's fix as data: the YAML form of a ``flinktune.change.Change``. ``key``, ``value`` and
+    ``new_key`` are templates; ``applicability`` (safe | unsafe | manual) is the rule's to state."""
 
-    __slots__ = ("action", "key", "new_key", "safe", "value")
-    _fields = ("action", "key", "value", "new_key", "safe")
+    __slots__ = ("action", "applicability", "key", "new_key", "value")
+    _fields = ("action", "key", "value", "new_key", "applicability")
     action: str                  # set | delete | rename
     key: str
     value: str | None
     new_key: str | None
-    safe: bool
+    applicability: str           # safe (lint --fix applies it) | unsafe | manual
 
     def __init__(self, action: str, key: str, value: str | None = None, new_key: str | None = None,
-                 safe: bool = False) -> None:
+                 applicability: str = "unsafe") -> None:
         _set(self, "action", action)
         _set(self, "key", key)
         _set(self, "value", value)
         _set(self, "new_key", new_key)
-        _set(self, "safe", safe)
+        _set(self, "applicability", applicability)
+
+    @property
+    def safe(self) -> bool:
+        return self.applicability == "safe"
 
     def as_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {"action": self.action, "key": self.key}
@@ -59,6 +64,11 @@ class FixSpec(_Frozen):
             data["new_key"] = self.new_key
         data["safe"] = self.safe
         return data
+
+
+def fix_applicability(data: Mapping[str, Any]) -> str:
+    """A validated fix's applicability: as stated, else ``safe: true`` (its older spelling), else unsafe."""
+    return str(data.get("applicability") or ("safe" if data.get("safe") else "unsafe"))
 
 
 _NEW_DICT: Any = object()    # default of Example.env: a new empty dict each time
@@ -144,7 +154,7 @@ def spec_from_data(data: Mapping[str, Any]) -> RuleSpec:
         versions=data.get("versions", "*"), condition=data["condition"], let=dict(data.get("let") or {}),
         message=data["message"], why=data["why"], at=data.get("at"),
         fix=None if fix is None else FixSpec(fix["action"], fix["key"], fix.get("value"), fix.get("new_key"),
-                                             bool(fix.get("safe", False))),
+                                             fix_applicability(fix)),
         references=tuple(data["references"]),
         pass_examples=tuple(_example(e) for e in examples["pass"]),
         fail_examples=tuple(_example(e) for e in examples["fail"]),

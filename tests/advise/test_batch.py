@@ -32,7 +32,7 @@ def _rec(text: str, plan: dict | None = None, **flags: str):  # type: ignore[no-
 
 
 def _keys(rec) -> dict[str, str | None]:  # type: ignore[no-untyped-def]
-    return {(c.new_key or c.key): c.recommended for c in rec.changes}
+    return {(c.new_key or c.key): c.value for c in rec.changes}
 
 
 def _network_buffers(text: str) -> int:
@@ -70,7 +70,7 @@ def test_read_memory_above_framework_off_heap_raises_framework_off_heap() -> Non
     # Flink: 256m read memory with 128m framework off-heap fails with the OutOfMemoryError; 384m ran.
     rec = _rec(BASE + f"{READ}: 256m\ntaskmanager.network.sort-shuffle.min-buffers: 16\n", plan=PLAN)
     change = next(c for c in rec.changes if c.key == FRAMEWORK)
-    assert change.recommended == "320mb"
+    assert change.value == "320mb"
     assert "Can't allocate enough direct buffer for batch shuffle read buffer pool" in change.why
     assert READ not in _keys(rec)
 
@@ -79,7 +79,7 @@ def test_read_memory_below_the_segment_size_is_restored() -> None:
     # Flink: the TaskManagers refuse to start ("Illegal configuration ... must be no smaller than ...").
     rec = _rec(BASE + f"{READ}: 16kb\n", plan=PLAN)
     change = next(c for c in rec.changes if c.key == READ)
-    assert change.recommended == "64mb" and "must be no smaller than" in change.why
+    assert change.value == "64mb" and "must be no smaller than" in change.why
 
 
 def test_min_buffers_trade_off_is_stated_not_applied() -> None:

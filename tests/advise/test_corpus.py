@@ -61,10 +61,10 @@ def test_only_what_the_file_justifies_changes(results: dict[Path, list[Any]]) ->
     for path, recs in results.items():
         for rec in recs:
             for change in rec.changes:
-                assert change.step in FILE_ONLY_STEPS, (path.name, change)
+                assert change.proposed_by in FILE_ONLY_STEPS, (path.name, change)
                 assert change.shown_key not in ("taskmanager.network.memory.buffers-per-channel",
                                                 "taskmanager.memory.segment-size") \
-                or change.step == "absurd-values"
+                or change.proposed_by == "absurd-values"
 
 
 def test_no_memory_size_above_the_ceiling(results: dict[Path, list[Any]]) -> None:
@@ -73,7 +73,7 @@ def test_no_memory_size_above_the_ceiling(results: dict[Path, list[Any]]) -> Non
             for change in rec.changes:
                 key = change.shown_key
                 if change.action != "delete" and key.endswith((".size", ".min", ".max")) and "memory" in key:
-                    size = parse_memory_size(str(change.recommended)).bytes
+                    size = parse_memory_size(str(change.value)).bytes
                     assert size <= MEMORY_CEILING_BYTES, (path.name, change)
 
 

@@ -19,6 +19,7 @@ from typer.testing import CliRunner
 
 from flinktune.advise import Environment, parse_parameters, recommend
 from flinktune.advise.measured import Measured, measured_from_analysis
+from flinktune.change import Applicability
 from flinktune.cli.app import app
 from flinktune.config.reader import read_config_text
 from flinktune.errors import ConfigError
@@ -41,7 +42,7 @@ def _rec(text: str, version: str, name: str = "flink-conf.yaml", measured: Measu
 
 
 def _keys(rec) -> dict[str, str | None]:  # type: ignore[no-untyped-def]
-    return {(c.new_key or c.key): c.recommended for c in rec.changes}
+    return {(c.new_key or c.key): c.value for c in rec.changes}
 
 
 def test_long_rtt_raises_buffers_per_channel_on_1x() -> None:
@@ -70,6 +71,11 @@ def test_removed_keys_are_deleted_on_flink2() -> None:
     rec = _rec(text, "2.0", name="config.yaml")
     change = next(c for c in rec.changes if c.key.endswith("floating-buffers-per-gate"))
     assert change.action == "delete" and "hard-codes it to 8" in change.why
+    # Flink 2.0 does not read the key: deleting it changes nothing Flink runs with (safe); a value the
+    # advisor sets does (unsafe: written only because --write asks for it). Each names its step.
+    assert change.applicability is Applicability.SAFE and change.proposed_by == "removed-keys"
+    assert change.file == "config.yaml"
+    assert all(c.applicability is Applicability.UNSAFE for c in rec.changes if c.action == "set")
 
 
 @pytest.mark.parametrize(("version", "key"), [("1.17", "execution.buffer-timeout"),
@@ -161,7 +167,7 @@ def test_hash_shuffle_before_1_15_switches_to_sort_merge() -> None:
             "execution.runtime-mode: BATCH\n")
     rec = _rec(text, "1.14")
     change = next(c for c in rec.changes if c.key == "taskmanager.network.sort-shuffle.min-parallelism")
-    assert change.recommended == "1" and "FLIP-148" in change.why and "500 files per producer" in change.why
+    assert change.value == "1" and "FLIP-148" in change.why and "500 files per producer" in change.why
     assert not any(c.key.startswith("execution.buffer-timeout") for c in rec.changes)  # batch: no timeout
     rec15 = _rec(text, "1.15")
     assert "taskmanager.network.sort-shuffle.min-parallelism" not in _keys(rec15)
@@ -219,11 +225,11 @@ def test_deployment_spec_parallelism_and_memory_are_used() -> None:
     rec = _rec(DEPLOYMENT, "1.18", name="deploy.yaml", exchanges="1")
     assert rec.job.parallelism == 600
     assert rec.environment.source("parallelism") == "spec"   # spec.job.parallelism (Situation)
-    spec = [c for c in rec.changes if c.action == "spec"]
+    spec = [c for c in rec.changes if c.target == "spec"]
     assert spec and spec[0].key == "spec.taskManager.resource.memory" and spec[0].current == "2048m"
     # Written where the operator reads it (FlinkConfigBuilder maps it to process.size), not into
     # flinkConfiguration, so a rerun on the output proposes nothing (issue 13, case 6).
-    assert f'memory: "{spec[0].recommended}"' in rec.new_text
+    assert f'memory: "{spec[0].value}"' in rec.new_text
     assert "taskmanager.memory.process.size" not in rec.new_text
     assert "taskmanager.memory.network.min" in rec.new_text
     again = _rec(rec.new_text, "1.18", name="deploy.yaml", exchanges="1")
@@ -278,7 +284,7 @@ def test_values_flink_refuses_are_replaced_first(line: str, key: str, value: str
     # ConfigurationParserUtils.getPageSize (power of two >= 4096); NettyShuffleEnvironmentConfiguration
     # 1.17+ (floating buffers >= 1).
     rec = _rec(STREAM + line, "1.17")
-    assert rec.changes[0].key == key and rec.changes[0].recommended == value
+    assert rec.changes[0].key == key and rec.changes[0].value == value
 
 
 def test_latency_budget_is_split_over_the_plans_exchanges() -> None:

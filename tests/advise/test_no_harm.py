@@ -61,7 +61,7 @@ def run(text: str, version: str = "1.20", name: str = "flink-conf.yaml", *, meas
 
 
 def keys(rec) -> dict[str, str | None]:  # type: ignore[no-untyped-def]
-    return {c.shown_key: c.recommended for c in rec.changes}
+    return {c.shown_key: c.value for c in rec.changes}
 
 
 def real_fit(text: str, graph: mb.JobGraph, slots: int, version=V120) -> mb.NetworkFit:  # type: ignore[no-untyped-def]
@@ -197,7 +197,7 @@ def test_case4_no_memory_size_above_the_ceiling() -> None:
                                 "taskmanager.memory.network.max"):
             from flinktune.units import parse_memory_size
 
-            assert parse_memory_size(str(change.recommended)).bytes <= MEMORY_CEILING_BYTES
+            assert parse_memory_size(str(change.value)).bytes <= MEMORY_CEILING_BYTES
     assert any("ceiling" in n for n in rec.notes)
 
 
@@ -209,7 +209,7 @@ def test_case5_legacy_heap_keys_are_accepted_and_renamed(line: str) -> None:
     rec = run(text)
     assert rec.original_memory_error is None             # Flink 1.20 maps it: no refusal
     rename = next(c for c in rec.changes if c.action == "rename")
-    assert rename.new_key == "taskmanager.memory.flink.size" and rename.recommended == "1024m"
+    assert rename.new_key == "taskmanager.memory.flink.size" and rename.value == "1024m"
     assert "still accepts it" in rename.why and "refuse" not in rename.why
     assert run(rec.new_text).changes == ()
 
@@ -246,8 +246,9 @@ def test_case6_deployment_memory_is_written_once_and_the_output_is_a_fixed_point
     rec = run(DEPLOYMENT, name="deploy.yaml", exchanges="1")
     sized = [c for c in rec.changes if c.key == "spec.taskManager.resource.memory"]
     assert len(sized) == 1                                  # one raise, measured from the file's 1024m
-    assert sized[0].current == "1024m" and sized[0].action == "spec"
-    assert f'memory: "{sized[0].recommended}"' in rec.new_text
+    assert sized[0].current == "1024m" and sized[0].target == "spec"
+    assert sized[0].action == "set" and sized[0].spec_path == ("taskManager", "resource", "memory")
+    assert f'memory: "{sized[0].value}"' in rec.new_text
     assert run(rec.new_text, name="deploy.yaml", exchanges="1").changes == ()
 
 

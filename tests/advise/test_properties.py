@@ -60,7 +60,7 @@ def test_recommend_converges_in_one_step(job: tuple[str, str, object, dict[str, 
     first = recommend(read_config_text(text, name)[0], text, version, env, catalog=CATALOG)  # type: ignore[arg-type]
     again = recommend(read_config_text(first.new_text, name)[0], first.new_text, version, env,  # type: ignore[arg-type]
                       catalog=CATALOG)
-    assert [(c.key, c.recommended) for c in again.changes] == [], first.new_text
+    assert [(c.key, c.value) for c in again.changes] == [], first.new_text
     if first.final_fit is not None and not first.final_fit.fits:
         # Only when no TaskManager size up to the ceiling can hold it, or when only the pessimistic
         # bound says so (then the fix is withheld with what to provide), and the report says which.
@@ -79,7 +79,7 @@ def test_recommend_converges_in_one_step(job: tuple[str, str, object, dict[str, 
     for change in first.changes:
         if change.shown_key.startswith("taskmanager.memory.") and change.shown_key.endswith((".size", ".min",
                                                                                              ".max")):
-            assert parse_memory_size(str(change.recommended)).bytes <= MEMORY_CEILING_BYTES
+            assert parse_memory_size(str(change.value)).bytes <= MEMORY_CEILING_BYTES
     assert first.final_memory_error is None or first.original_memory_error is not None
     for change in first.changes:
         if change.action in ("set", "rename"):

@@ -241,7 +241,7 @@ def t_lint(text: str) -> object:
     import zlib
 
     from flinktune.config.reader import read_config_text
-    from flinktune.config.writer import Edit, apply_edits
+    from flinktune.config.writer import apply_changes
     from flinktune.rules import evaluate_document, load_rules
     from flinktune.versions import parse_version
 
@@ -259,7 +259,7 @@ def t_lint(text: str) -> object:
             if finding.fix is None:
                 continue
             try:
-                apply_edits(text, document, [Edit.from_fix(finding.fix)])
+                apply_changes(text, document, [finding.fix])
             except FlinktuneError as error:
                 check_error(error)
     return findings
@@ -277,8 +277,9 @@ def t_writer(text: str) -> object:
     repeatable). The result must be a text the readers accept, with the edit in it, or a WriteError."""
     import zlib
 
+    from flinktune.change import Change
     from flinktune.config.reader import read_config_text
-    from flinktune.config.writer import Edit, apply_edits
+    from flinktune.config.writer import apply_changes
 
     pick = zlib.crc32(text.encode("utf-8", "surrogatepass"))
     name = ("flink-conf.yaml", "config.yaml", "deploy.yaml")[pick % 3]
@@ -290,9 +291,9 @@ def t_writer(text: str) -> object:
     key = keys[(pick >> 3) % len(keys)] if (pick >> 7) % 3 else _EDIT_KEYS[(pick >> 3) % len(_EDIT_KEYS)]
     value = _EDIT_VALUES[(pick >> 11) % len(_EDIT_VALUES)]
     action = ("set", "delete", "rename")[(pick >> 17) % 3]
-    edit = (Edit("set", key, value) if action == "set" else Edit("delete", key) if action == "delete"
-            else Edit("rename", key, new_key=_EDIT_KEYS[(pick >> 19) % len(_EDIT_KEYS)]))
-    out = apply_edits(text, document, [edit])
+    edit = (Change("set", key, value) if action == "set" else Change("delete", key) if action == "delete"
+            else Change("rename", key, new_key=_EDIT_KEYS[(pick >> 19) % len(_EDIT_KEYS)]))
+    out = apply_changes(text, document, [edit])
     # What we write, we can read back in the same format (the one Flink would use: it goes by the
     # file name; for other names our content sniffing could pick another format after an edit).
     again = read_config_text(out, name, document.format)

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from flinktune.findings import Finding, Fix, Location, Severity
-from flinktune.lint.model import AppliedFix, InputProblem, LintResult, RuleInfo
+from flinktune.change import Applicability, Change
+from flinktune.findings import Finding, Location, Severity
+from flinktune.lint.model import InputProblem, LintResult, RuleInfo
 
 
 @pytest.fixture()
@@ -16,7 +17,8 @@ def sample_result() -> LintResult:
             message="taskmanager.network.memory.min is deprecated; use taskmanager.memory.network.min",
             location=Location("conf/flink-conf.yaml", 3, "taskmanager.network.memory.min"),
             why="Deprecated keys are removed in later versions.",
-            fix=Fix("rename", "taskmanager.network.memory.min", None, "taskmanager.memory.network.min"),
+            fix=Change("rename", "taskmanager.network.memory.min", None, "taskmanager.memory.network.min",
+                       Applicability.SAFE),
             references=("https://nightlies.apache.org/flink/flink-docs-release-1.20/docs/deployment/config/",),
         ),
         Finding(
@@ -32,7 +34,7 @@ def sample_result() -> LintResult:
     )
     rules = (
         RuleInfo("FTC001", "deprecated-key", Severity.WARNING, "A deprecated key.",
-                 "https://nightlies.apache.org/flink/", fix_safe=True),
+                 "https://nightlies.apache.org/flink/"),
         RuleInfo("FTN002", "network-min-above-max", Severity.ERROR, "Network min above max."),
         RuleInfo("FTX003", "note", Severity.INFO, ""),
     )
@@ -43,8 +45,8 @@ def sample_result() -> LintResult:
         rules=rules,
         suppressed=2,
         baselined=1,
-        fixes=(AppliedFix("conf/flink-conf.yaml", 9, "FTC009",
-                          "deleted taskmanager.network.numberOfBuffers"),),
+        fixes=(Change("delete", "taskmanager.network.numberOfBuffers", applicability=Applicability.SAFE,
+                      file="conf/flink-conf.yaml", line=9, proposed_by="FTC009"),),
         all_findings=findings,
     )
 

@@ -7,10 +7,11 @@ from pathlib import Path
 
 import pytest
 
+from flinktune.change import Applicability, Change
 from flinktune.config.reader import read_config_text
 from flinktune.config.types import ConfigDocument, ConfigEntry, ConfigFormat
 from flinktune.errors import ConditionError
-from flinktune.findings import Fix, Location, Severity
+from flinktune.findings import Location, Severity
 from flinktune.rules import evaluate_document, evaluate_items, load_rules
 from flinktune.rules.functions import FUNCTIONS, RuleContext
 from flinktune.rules.lang import evaluate, parse
@@ -20,6 +21,11 @@ V113, V116, V117, V120, V20 = (FlinkVersion(1, 13), FlinkVersion(1, 16), FlinkVe
                                FlinkVersion(1, 20), FlinkVersion(2, 0))
 RULES = load_rules()
 
+
+
+def what(change: Change | None) -> tuple[str, str, str | None, str | None] | None:
+    """A change's action, key, value and new key (what the rule's fix template produced)."""
+    return None if change is None else (change.action, change.key, change.value, change.new_key)
 
 def flat(text: str, file: str = "flink-conf.yaml") -> ConfigDocument:
     return read_config_text(textwrap.dedent(text), file)[0]
@@ -43,9 +49,12 @@ def test_key_scope_findings_point_at_the_line_with_a_safe_fix() -> None:
     assert len(found) == 1
     finding = found[0]
     assert finding.location == Location("flink-conf.yaml", 2, "taskmanager.network.memory.min")
-    assert finding.fix == Fix("rename", "taskmanager.network.memory.min", None,
-                              "taskmanager.memory.network.min")
-    assert RULES.get("FTC003").fix_safe
+    assert what(finding.fix) == ("rename", "taskmanager.network.memory.min", None,
+                                 "taskmanager.memory.network.min")
+    # The one change carries its applicability (the rule's) and where and who: --fix applies it.
+    assert finding.fix is not None and finding.fix.applicability is Applicability.SAFE
+    assert (finding.fix.file, finding.fix.line, finding.fix.proposed_by) == ("flink-conf.yaml", 2, "FTC003")
+    assert finding.fix.why == finding.why
     assert finding.severity is Severity.WARNING
     assert finding.why and finding.references
 
@@ -54,7 +63,9 @@ def test_removed_buffer_keys_on_flink_2_are_deleted_safely() -> None:
     # Flink 2.0 removed buffers-per-channel (flink-facts 1.2, NettyShuffleEnvironmentConfiguration @2.0).
     doc = read_config_text("taskmanager.network.memory.buffers-per-channel: 4\n", "config.yaml")[0]
     found = [f for f in evaluate_document(RULES, doc, V20) if f.code == "FTC004"]
-    assert [f.fix for f in found] == [Fix("delete", "taskmanager.network.memory.buffers-per-channel")]
+    assert [what(f.fix) for f in found] == [("delete", "taskmanager.network.memory.buffers-per-channel",
+                                              None, None)]
+    assert found[0].fix is not None and found[0].fix.applicability is Applicability.SAFE
     assert "removed in Flink 2.0" in found[0].message
     # ... and on 1.20 the same key is only deprecated (no replacement).
     assert "FTC004" not in codes(evaluate_document(RULES, doc, V120))
@@ -77,7 +88,9 @@ def test_config_scope_uses_at_for_the_line() -> None:
     found = [f for f in evaluate_document(RULES, doc, V120) if f.code == "FTC011"]
     assert len(found) == 1
     assert found[0].location == Location("flink-conf.yaml", 3, "taskmanager.memory.network.min")
-    assert found[0].fix == Fix("set", "taskmanager.memory.network.max", "512mb")
+    assert what(found[0].fix) == ("set", "taskmanager.memory.network.max", "512mb", None)
+    # A set changes what Flink runs with: shown, never applied by lint --fix.
+    assert found[0].fix is not None and found[0].fix.applicability is Applicability.UNSAFE
 
 
 def test_deprecated_alias_is_resolved_for_config_lookups() -> None:

@@ -158,9 +158,29 @@ def test_bad_fix_shapes(tmp_path: Path) -> None:
     write(tmp_path, "a.yaml", GOOD + "fix: {action: set, key: x, safe: true}\n")
     problems = problems_of(tmp_path)
     assert any("fix:" in p and "needs a value" in p for p in problems), problems
-    write(tmp_path, "a.yaml", GOOD + "fix: {action: set, key: x, value: '1', safe: true}\n")
+    for safe in ("safe: true", "applicability: safe"):
+        write(tmp_path, "a.yaml", GOOD + f"fix: {{action: set, key: x, value: '1', {safe}}}\n")
+        problems = problems_of(tmp_path)
+        assert any("only rename and delete fixes may be safe" in p for p in problems), problems
+    write(tmp_path, "a.yaml", GOOD + "fix: {action: delete, key: x, safe: true, applicability: unsafe}\n")
     problems = problems_of(tmp_path)
-    assert any("only rename and delete fixes may be marked safe" in p for p in problems), problems
+    assert any("contradicts" in p for p in problems), problems
+    write(tmp_path, "a.yaml", GOOD + "fix: {action: delete, key: x, applicability: sometimes}\n")
+    assert any("applicability" in p for p in problems_of(tmp_path))
+
+
+@pytest.mark.parametrize(("stated", "expected"), [
+    ("", "unsafe"), ("safe: true", "safe"), ("applicability: safe", "safe"),
+    ("applicability: manual", "manual"), ("applicability: unsafe", "unsafe"),
+])
+def test_fix_applicability_is_the_rules_to_state(tmp_path: Path, stated: str, expected: str) -> None:
+    # Stated in the rule file (safe: true is the older spelling), unsafe when not: lint --fix applies
+    # only what the rule says cannot change what Flink runs with.
+    extra = f", {stated}" if stated else ""
+    write(tmp_path, "a.yaml", GOOD + f"fix: {{action: delete, key: x{extra}}}\n")
+    ruleset = load_rules(extra_dirs=[tmp_path], bundled=False)
+    (rule,) = list(ruleset)
+    assert rule.fix is not None and rule.fix.applicability == expected
 
 
 def test_versions_written_as_numbers_are_refused(tmp_path: Path) -> None:

@@ -24,9 +24,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from flinktune.change import Change
 from flinktune.cli.model_cmd import _run as model_run
 from flinktune.config.reader import read_config_text
-from flinktune.config.writer import Edit, apply_edits
+from flinktune.config.writer import apply_changes
 from flinktune.model.network_fit import network_verdict, taskmanager_memory
 from flinktune.rules import evaluate_document, load_rules
 from flinktune.situation import Environment, parse_parameters, resolve_situation
@@ -157,7 +158,7 @@ def test_lint_model_and_verdict_agree(case: dict[str, object]) -> None:
     fixes = [f.fix for f in seen["findings"] if f.code in NETWORK and f.fix is not None]  # type: ignore[attr-defined]
     if fixes and not {fixes[0].key, fixes[0].value} & {"", "None", "null", None}:
         fix = fixes[0]
-        fixed = apply_edits(text, seen["document"], [Edit("set", fix.key, fix.value)])  # type: ignore[arg-type]
+        fixed = apply_changes(text, seen["document"], [Change("set", fix.key, fix.value)])  # type: ignore[arg-type]
         after = judge(fixed, name, version, exchanges)  # type: ignore[arg-type]
         new = after["codes"] - codes - NETWORK  # type: ignore[operator]
         assert not new, (text, fix, new)

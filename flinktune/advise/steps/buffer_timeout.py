@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import math
 
-from flinktune.advise.change import Change
+from flinktune.advise.change import ProposedChange
 from flinktune.advise.plan import Plan
 from flinktune.advise.state import (
     KEY_TIMEOUT_ENABLED,
@@ -63,9 +63,9 @@ def propose(plan: Plan) -> None:
     value = ms_text(proposal) if proposal > 0 else "0 ms"
     if plan.version < V1_18:
         # The key every 1.x release reads (a deprecated alias only in patch releases with FLINK-32023).
-        plan.add(Change(KEY_TIMEOUT_OLD, "set", raw(plan.values.get(KEY_TIMEOUT_OLD)),
-                        plan.default(KEY_TIMEOUT_OLD), value, why, line=plan.line(KEY_TIMEOUT_OLD),
-                        metrics=metrics, evidence=evidence))
+        plan.add(ProposedChange("set", KEY_TIMEOUT_OLD, value, why=why, line=plan.line(KEY_TIMEOUT_OLD),
+                                evidence=evidence, current=raw(plan.values.get(KEY_TIMEOUT_OLD)),
+                                default=plan.default(KEY_TIMEOUT_OLD), metrics=metrics))
         return
     if state.eff.boolean(KEY_TIMEOUT_ENABLED) is False:
         plan.set_option(KEY_TIMEOUT_ENABLED, "true", "execution.buffer-timeout.enabled=false flushes only "
@@ -73,11 +73,11 @@ def propose(plan: Plan) -> None:
                         "buffers: no latency bound at all", metrics, evidence)
     if abs(plan.current.timeout.effective_timeout_s - proposal) > 1e-9:
         if KEY_TIMEOUT_INTERVAL not in plan.values and KEY_TIMEOUT_OLD in plan.values:
-            plan.add(Change(KEY_TIMEOUT_OLD, "rename", raw(plan.values[KEY_TIMEOUT_OLD]),
-                            plan.default(KEY_TIMEOUT_INTERVAL), value,
-                            why + f" (since 1.18 the option is {KEY_TIMEOUT_INTERVAL}; the old key is its "
-                            "deprecated alias)", new_key=KEY_TIMEOUT_INTERVAL,
-                            line=plan.line(KEY_TIMEOUT_OLD),
-                            metrics=metrics, evidence=evidence))
+            plan.add(ProposedChange(
+                "rename", KEY_TIMEOUT_OLD, value, new_key=KEY_TIMEOUT_INTERVAL,
+                why=why + f" (since 1.18 the option is {KEY_TIMEOUT_INTERVAL}; the old key is its "
+                "deprecated alias)", line=plan.line(KEY_TIMEOUT_OLD), evidence=evidence,
+                current=raw(plan.values[KEY_TIMEOUT_OLD]), default=plan.default(KEY_TIMEOUT_INTERVAL),
+                metrics=metrics))
         else:
             plan.set_option(KEY_TIMEOUT_INTERVAL, value, why, metrics, evidence)

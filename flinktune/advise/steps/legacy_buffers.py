@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from flinktune.advise.plan import Plan
 from flinktune.advise.state import KEY_LEGACY_BUFFERS, KEY_NET_FRACTION, KEY_NET_MAX, KEY_NET_MIN, V2_0
+from flinktune.change import Applicability
 
 NAME = "legacy-buffers"
 
@@ -16,4 +17,4 @@ def propose(plan: Plan) -> None:
         plan.delete(KEY_LEGACY_BUFFERS, "ignored: network memory fraction/min/max are set, so Flink logs "
                     "'Ignoring old (but still present) network buffer configuration'; the key is deprecated "
                     "and "
-                    "gone in 2.0")
+                    "gone in 2.0", applicability=Applicability.SAFE)

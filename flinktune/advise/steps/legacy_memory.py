@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from flinktune.advise.plan import Plan
 from flinktune.advise.state import LEGACY_HEAP_KEYS, V2_0, legacy_heap
+from flinktune.change import Applicability
 
 NAME = "legacy-memory"
 
@@ -22,11 +23,13 @@ def propose(plan: Plan) -> None:
     if mapped is None:
         for key in present:
             plan.delete(key, "ignored: a newer memory size is set, which Flink uses instead (the legacy "
-                        "key is only mapped when no size is set); " + why_map.split(";")[0])
+                        "key is only mapped when no size is set); " + why_map.split(";")[0],
+                        applicability=Applicability.SAFE)
         return
     used, key, size = mapped
     plan.rename(used, key, why_map + ("" if used.endswith(".size") else " (the .mb key is in MiB)"),
-                metrics, value=size)
+                metrics, value=size, applicability=Applicability.SAFE)
     for key in present:
         if key != used:
-            plan.delete(key, f"ignored: {used} is read first; " + why_map.split(";")[0])
+            plan.delete(key, f"ignored: {used} is read first; " + why_map.split(";")[0],
+                        applicability=Applicability.SAFE)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from flinktune.advise.plan import Plan
 from flinktune.advise.state import KEY_TIMEOUT_ENABLED, KEY_TIMEOUT_INTERVAL, KEY_TIMEOUT_OLD, V1_18
+from flinktune.change import Applicability
 
 NAME = "timeout-keys"
 
@@ -15,7 +16,8 @@ def propose(plan: Plan) -> None:
         return
     if KEY_TIMEOUT_ENABLED in plan.values:
         plan.delete(KEY_TIMEOUT_ENABLED, f"added in 1.18: Flink {plan.version} ignores it (only "
-                    "env.setBufferTimeout(-1) in code flushes only when full)")
+                    "env.setBufferTimeout(-1) in code flushes only when full)",
+                    applicability=Applicability.SAFE)
     if KEY_TIMEOUT_INTERVAL in plan.values and KEY_TIMEOUT_OLD not in plan.values:
         plan.rename(KEY_TIMEOUT_INTERVAL, KEY_TIMEOUT_OLD,
                     f"added in 1.18: Flink {plan.version} reads execution.buffer-timeout",

@@ -37,7 +37,8 @@ def propose(plan: Plan) -> None:
     # A plan gives the exact demand: keep a margin above it (and room for the pools to grow). A bound
     # is pessimistic already: the file's value stands while it covers the bound's start-up demand,
     # unless an earlier step changed what the buffers need.
-    demand_changed = any(c.step != "memory-fit" and "network_needed_bytes" in c.metrics for c in plan.changes)
+    demand_changed = any(c.proposed_by != "memory-fit" and "network_needed_bytes" in c.metrics
+                         for c in plan.changes)
     if exact or demand_changed:
         accept = available >= math.ceil(demand.required * NETWORK_ACCEPT) and (
             not streaming or available >= demand.target)

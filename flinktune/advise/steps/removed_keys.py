@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from flinktune.advise.plan import Plan
+from flinktune.change import Applicability
 from flinktune.model import buffers as mb
 
 NAME = "removed-keys"
@@ -25,4 +26,5 @@ def propose(plan: Plan) -> None:
                     "that remain are network memory, segment size, buffer timeout and buffer debloating")
         else:
             what = f"Flink {plan.version} ignores it, so the line only misleads"
-        plan.delete(key, f"removed in Flink {status.removed_in or '2.0'}: {what}")
+        plan.delete(key, f"removed in Flink {status.removed_in or '2.0'}: {what}",
+                    applicability=Applicability.SAFE)

@@ -391,15 +391,7 @@ def heatmap(
 
 
 def finding_view(f: Finding) -> dict[str, Any]:
-    fix = None
-    if f.fix is not None:
-        fix = (
-            f"set {f.fix.key}: {f.fix.value}"
-            if f.fix.action == "set"
-            else f"rename {f.fix.key} -> {f.fix.new_key}"
-            if f.fix.action == "rename"
-            else f"delete {f.fix.key}"
-        )
+    fix = None if f.fix is None else f.fix.describe()
     return {
         "code": f.code,
         "name": f.name,

@@ -10,8 +10,9 @@ from typing import Any
 
 import numpy as np
 
-from flinktune.advise.change import Change, Recommendation
+from flinktune.advise.change import ProposedChange, Recommendation
 from flinktune.advise.state import ConfigState
+from flinktune.change import Applicability
 from flinktune.config.catalog import load_catalog
 from flinktune.config.reader import read_config_text
 from flinktune.errors import FlinktuneError
@@ -429,7 +430,7 @@ def _inflight_chart(rec: Recommendation, before: ConfigState, after: ConfigState
     }
 
 
-def _effects(change: Change) -> list[dict[str, Any]]:
+def _effects(change: ProposedChange) -> list[dict[str, Any]]:
     out = []
     for e in change.effects:
         b, a = e.before, e.after
@@ -480,10 +481,10 @@ def one_view(rec: Recommendation, index: int) -> dict[str, Any]:
             "n": i,
             "key": _key_text(c),
             "current": _current_text(c),
-            "recommended": "(delete)" if c.action == "delete" else (c.recommended or ""),
+            "recommended": "(delete)" if c.action == "delete" else (c.value or ""),
             "why": c.why,
             "effects": _effects(c),
-            "manual": c.action == "manual",
+            "manual": c.applicability is Applicability.MANUAL,
         }
         for i, c in enumerate(rec.changes, 1)
     ]
