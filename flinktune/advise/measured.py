@@ -8,7 +8,7 @@ where back pressure starts. Those replace the profile's assumptions.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from flinktune.situation.environment import Environment
@@ -44,6 +44,8 @@ class Measured:
     out_pool_usage: float | None = None       # back-pressured senders' outPoolUsage (max of means)
     backpressured_exchanges: int = 0          # back-pressured vertices = exchanges with full queues
     remote_in_bytes_per_s: float | None = None  # the busiest TaskManager's received network bytes/s
+    # The whole analysis (an AnalysisResult with its time series), when a report draws it.
+    analysis: Any = field(default=None, repr=False, compare=False)
 
     @property
     def not_network(self) -> bool:
@@ -116,11 +118,18 @@ def measured_from_analysis(result: Any, segment_bytes: int) -> Measured:
 
 def measure(inputs: Sequence[str], *, plan_path: str | None, version: FlinkVersion,
             segment_bytes: int, env: Environment | None = None,
-            progress: Callable[[str], None] | None = None, session: Any = None) -> Measured:
+            progress: Callable[[str], None] | None = None, session: Any = None, timeline: bool = False,
+            spark_log: bool = False) -> Measured:
     """Run the analysis on a dump (files, folders or globs) and reduce it (``session``: reuse a
-    SparkSession, as the tests do). ``env``: the situation's environment (rtt, bandwidth)."""
+    SparkSession, as the tests do). ``env``: the situation's environment (rtt, bandwidth).
+    ``timeline``: keep the per-subtask time series, for a report that draws them; the analysis is
+    then ``Measured.analysis``. ``spark_log``: Spark's own log on stderr."""
+    from dataclasses import replace
+
     from flinktune.analysis import AnalysisOptions, analyze
 
     options = AnalysisOptions(inputs=tuple(inputs), plan_path=plan_path, version=version,
-                              env=env or Environment(), segment_bytes=segment_bytes)
-    return measured_from_analysis(analyze(options, progress=progress, session=session), segment_bytes)
+                              env=env or Environment(), segment_bytes=segment_bytes, timeline=timeline)
+    result = analyze(options, progress=progress, session=session, spark_log=spark_log)
+    measured = measured_from_analysis(result, segment_bytes)
+    return replace(measured, analysis=result) if timeline else measured

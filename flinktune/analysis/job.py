@@ -604,8 +604,9 @@ def analyze(
     conf: dict[str, str] | None = None,
     progress: Progress | None = None,
     session: SparkSession | None = None,
+    spark_log: bool = False,
 ) -> AnalysisResult:
-    """Start (or reuse) a session and run the analysis."""
+    """Start (or reuse) a session and run the analysis (``spark_log``: Spark's own log on stderr)."""
     from flinktune.analysis.session import after_run, build_session
 
     say = progress or (lambda _msg: None)
@@ -627,7 +628,7 @@ def analyze(
     session = None
     try:
         pending = pool.submit(prepare_inputs, inputs, local, cancel)
-        session = build_session(master, conf, input_bytes=_scan_bytes(inputs, local))
+        session = build_session(master, conf, input_bytes=_scan_bytes(inputs, local), spark_log=spark_log)
         if not pending.done() and any(i.fmt in ("csv", "json") for i in inputs):
             say("converting text to parquet (once; kept for the next runs)")
         prepared = pending.result()

@@ -93,10 +93,12 @@ def build_session(
     conf: Mapping[str, str] | None = None,
     app_name: str = "flinktune-analyze",
     input_bytes: int | None = None,
+    spark_log: bool = False,
 ) -> SparkSession:
     """A Spark session with the tuned defaults; ``conf`` overrides any of them. ``input_bytes``
     (the local dump's size, when known) picks the driver JVM's JIT mode; JVM options only take
-    effect when this call starts the JVM."""
+    effect when this call starts the JVM. ``spark_log`` (``-v``, or FLINKTUNE_SPARK_VERBOSE=1 as
+    docs/analysis.md says): Spark's own log on stderr."""
     if not java_available():
         raise MetricsError(
             "Java not found: Spark needs a Java runtime (17 or newer); install one or set JAVA_HOME"
@@ -115,7 +117,7 @@ def build_session(
     fast_end = fast_end_allowed(master, settings, recording)
     for key, value in settings.items():
         builder = builder.config(key, value)
-    quiet = os.environ.get("FLINKTUNE_SPARK_VERBOSE", "") in ("", "0")
+    quiet = not spark_log and os.environ.get("FLINKTUNE_SPARK_VERBOSE", "") in ("", "0")
     try:
         with (_stderr_silenced(quiet), _tracked_gateway(_local_base(settings), fast_end),
               _signal_handlers_kept()):

@@ -5,7 +5,6 @@ pyspark is imported only inside the command, so the rest of the CLI starts fast 
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Annotated
 
@@ -15,14 +14,12 @@ from flinktune.cli.common import (
     EXIT_FINDINGS,
     EXIT_OK,
     around_spark_run,
+    checked_format,
+    emit,
     guarded,
-    json_output,
     live_stderr,
     stage_progress,
-    use_color,
 )
-
-_FORMATS = ("text", "json", "markdown", "html")
 
 
 def _parse_time_ms(text: str | None, flag: str) -> int | None:
@@ -163,24 +160,17 @@ def analyze(
     """
 
     def run() -> int:
-        from flinktune import __version__
         from flinktune.analysis import AnalysisOptions
         from flinktune.analysis import analyze as run_analyze
         from flinktune.analysis.diagnose import job_status, missing_judging_metrics
-        from flinktune.analysis.render import job_title, render_json, render_markdown, render_text
+        from flinktune.analysis.render import job_title
         from flinktune.errors import MetricsError, UsageError
         from flinktune.findings import Severity
         from flinktune.situation import Environment, parse_parameters
         from flinktune.units import parse_memory_size
         from flinktune.versions import parse_version
 
-        fmt = output_format.lower()
-        if fmt not in _FORMATS:
-            raise UsageError(f"--format must be one of {', '.join(_FORMATS)}, not '{output_format}'")
-        if fmt == "html":
-            from flinktune.report.html import environment
-
-            environment()  # the html extra, checked before Spark starts
+        fmt = checked_format("analyze", output_format)   # the html extra is checked before Spark starts
         try:
             threshold = Severity(fail_on.lower())
         except ValueError:
@@ -202,28 +192,10 @@ def analyze(
             timeline=fmt == "html",
         )
         spark_conf = _parse_conf(conf)
-        if verbose:
-            os.environ["FLINKTUNE_SPARK_VERBOSE"] = "1"
         progress = stage_progress("analyze", enabled=not (quiet or no_progress), live=live_stderr(no_color))
         with around_spark_run(quiet), progress as say:
-            result = run_analyze(options, master=master, conf=spark_conf, progress=say)
-        if fmt == "json":
-            text = json_output("analyze", dumps, render_json(result, __version__))
-        elif fmt == "markdown":
-            text = render_markdown(result)
-        elif fmt == "html":
-            from flinktune.report.html import render_analysis_html
-
-            text = render_analysis_html(result, __version__)
-        else:
-            color = out is None and use_color(no_color)
-            text = render_text(result, color=color)
-        if out is not None:
-            from flinktune.config.writer import write_file_atomic
-
-            write_file_atomic(out, text.encode("utf-8"))
-        else:
-            typer.echo(text, nl=False)
+            result = run_analyze(options, master=master, conf=spark_conf, progress=say, spark_log=verbose)
+        emit("analyze", result, fmt, output=out, no_color=no_color, verbose=verbose, inputs=dumps)
         unjudged = [j for j in result.jobs if job_status(j) == "cannot-judge"]
         if unjudged:
             # Never a pass on a dump that could not be judged (the report above says so too).

@@ -8,7 +8,7 @@ from typing import Any
 
 import typer
 
-from flinktune.cli.common import EXIT_BAD_INPUT, EXIT_OK, fail, guarded, live_stderr
+from flinktune.cli.common import EXIT_BAD_INPUT, EXIT_OK, checked_format, emit, fail, guarded, live_stderr
 
 
 def _seconds(text: str, flag: str) -> float:
@@ -90,16 +90,20 @@ def register(app: typer.Typer) -> None:
         ca_file: Path | None = typer.Option(  # noqa: B008
             None, "--ca-file", help="With --prometheus: CA bundle to verify the server's TLS certificate."
         ),
+        output_format: str = typer.Option(
+            "text", "--format", "-f", help="The summary on stdout: text (one line) or json."
+        ),
     ) -> None:
         """Poll every subtask of a running job over REST and write the canonical metrics dump.
 
         Ctrl-C (or SIGTERM) stops early and still leaves a complete dump (exit 130 / 143).
         """
 
+        fmt = guarded(lambda: checked_format("collect", output_format))
         if prometheus is not None:
-            from flinktune.cli.prometheus_collect import run_prometheus_collect
+            from flinktune.cli.prometheus_collect import pull
 
-            run_prometheus_collect(
+            pulled = pull(
                 prometheus=prometheus,
                 out=out,
                 job=job,
@@ -119,7 +123,15 @@ def register(app: typer.Typer) -> None:
                 quiet=quiet,
                 verbose=verbose,
             )
-            return
+            emit("collect", pulled, fmt, no_color=no_color)
+            for note in pulled.notes if not quiet else ():
+                typer.echo(f"flinktune: note: {note}", err=True)
+            if pulled.stop_reason == "interrupted":
+                # The shared signal policy (cli/common.py): 130 for Ctrl-C, 143 for SIGTERM.
+                from flinktune.cli.common import interrupted_exit_code, received_signal
+
+                raise typer.Exit(interrupted_exit_code(received_signal()))
+            raise typer.Exit(EXIT_OK if pulled.metrics_path else EXIT_BAD_INPUT)
         if any(v is not None for v in (since, until, last, plan, token_file, basic_auth_file, ca_file)):
             fail(
                 "--since, --until, --last, --plan, --token-file, --basic-auth-file and --ca-file "
@@ -150,18 +162,17 @@ def register(app: typer.Typer) -> None:
 
         result = guarded(run)
         where = str(result.metrics_path) if result.metrics_path else "no metrics (no subtask answered)"
-        summary = (
-            f"collected {result.polls} polls, {result.rows} rows from job {result.job_name!r} "
-            f"({result.job_id}, Flink {result.flink_version}) into {where}; plan in {result.plan_path}"
-        )
         if result.stop_reason == "interrupted":
             # One line, the shell's exit code for the signal; what was collected is a whole dump.
             from flinktune.cli.common import announce_interrupted, interrupted_exit_code, received_signal
+            from flinktune.report.emit.collect import summary
 
             code = interrupted_exit_code(received_signal())
-            announce_interrupted(code, f"; stopped early: {summary}")
+            if fmt == "json":
+                emit("collect", result, fmt, no_color=no_color)
+            announce_interrupted(code, f"; stopped early: {summary(result)}")
             raise typer.Exit(code)
-        typer.echo(summary)
+        emit("collect", result, fmt, no_color=no_color)
         if result.stop_reason == "job-ended" and not quiet:
             typer.echo(f"flinktune: note: {result.detail}; collection stopped", err=True)
         if result.stop_reason == "rest-failure":

@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import signal
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, NoReturn, TypeVar
 
 from flinktune.errors import FlinktuneError
@@ -155,19 +155,32 @@ def live_stderr(no_color: bool = False) -> bool:
     return color_allowed(no_color) and sys.stderr.isatty()
 
 
-def emit_report(text: str, output: Path | None) -> None:
-    """The report on stdout, or with ``-o FILE`` in FILE, written atomically (the previous report
-    kept as FILE.bak): the same bytes either way, ending in one newline."""
+def checked_format(command: str, name: str) -> str:
+    """``-f NAME`` checked against the command's reports (flinktune.report.emit), ``auto`` resolved."""
+    from flinktune.report.emit import resolve_format
+
+    return resolve_format(command, name)
+
+
+def emit(command: str, result: object, fmt: str, *, output: Path | None = None,
+         out: Callable[[str], None] | None = None, no_color: bool = False, verbose: bool = False,
+         inputs: Iterable[object] = (), fail_on: str | None = None) -> None:
+    """The command's report of ``result`` in ``fmt`` (checked) on stdout, or with ``-o FILE`` in FILE,
+    written atomically (the previous report kept as FILE.bak): the same bytes either way, ending
+    in one newline. Colours only for a text report on a terminal (never --no-color / NO_COLOR)."""
+    from flinktune import __version__
+    from flinktune.report.emit import How, render, write_report
+
+    color = fmt == "text" and output is None and use_color(no_color)
+    how = How(color=color, verbose=verbose, inputs=tuple(str(i) for i in inputs), tool_version=__version__,
+              fail_on=fail_on)
+    write_report(render(command, result, fmt, how), output, out or _echo)
+
+
+def _echo(text: str) -> None:
     import typer
 
-    if not text.endswith("\n"):
-        text += "\n"
-    if output is None:
-        typer.echo(text, nl=False)
-        return
-    from flinktune.config.writer import write_file_atomic
-
-    write_file_atomic(output, text.encode("utf-8"))
+    typer.echo(text, nl=False)
 
 
 @contextlib.contextmanager
@@ -228,14 +241,6 @@ def around_spark_run(quiet: bool = False) -> Iterator[None]:
             f"~190 MB class-data archive in {cache.directory} so Spark starts faster next time "
             f"({SWITCH_ENV}=0 turns this off)\n"
         )
-
-
-def json_output(command: str, inputs: list[str] | tuple[str, ...], text: str) -> str:
-    """A renderer's JSON document in the shared envelope, as strict JSON (report/envelope.py)."""
-    from flinktune import __version__
-    from flinktune.report.envelope import rewrap
-
-    return rewrap(command, [str(i) for i in inputs], text, __version__)
 
 
 def newer_than_catalog_note(version: object) -> str | None:

@@ -21,10 +21,10 @@ from flinktune.cli.common import (
     EXIT_BAD_INPUT,
     EXIT_OK,
     announce_interrupted,
+    checked_format,
+    emit,
     interrupted_exit_code,
-    json_output,
     newer_than_catalog_note,
-    stdout_is_terminal,
 )
 from flinktune.errors import FlinktuneError
 
@@ -184,17 +184,15 @@ def run_lint(args: LintArgs, *, out: Callable[[str], None] | None = None,
 
 
 def _run(args: LintArgs, out: Callable[[str], None], err: Callable[[str], None]) -> int:
-    from flinktune import __version__
     from flinktune.errors import RuleError
     from flinktune.findings import Severity
     from flinktune.lint import LintOptions, lint_paths
     from flinktune.lint.project import discover
-    from flinktune.report import render, resolve_format
     from flinktune.report.text import visible
     from flinktune.versions import parse_version
 
     project = discover(Path.cwd(), args.config)
-    fmt = resolve_format(args.output_format, os.environ)
+    fmt = checked_format("lint", args.output_format)
     threshold_text = args.fail_on or (project.fail_on.value if project.fail_on else "warning")
     try:
         threshold = Severity(threshold_text.lower())
@@ -245,18 +243,8 @@ def _run(args: LintArgs, out: Callable[[str], None], err: Callable[[str], None])
         for problem in error.problems:
             err(f"flinktune: error: {' '.join(problem.split())}")
         raise
-    color = (fmt == "text" and args.output is None and not args.no_color and "NO_COLOR" not in os.environ
-             and stdout_is_terminal())
-    text = render(fmt, result, fail_on=threshold, color=color, verbose=args.verbose, tool_version=__version__)
-    if fmt == "json":
-        text = json_output("lint", args.files, text)
-    if args.output is not None:
-        from flinktune.config.writer import write_file_atomic
-
-        # Atomic, with the previous report kept as .bak: a failed write never leaves half a file.
-        write_file_atomic(args.output, text.encode("utf-8"))
-    else:
-        out(text)
+    emit("lint", result, fmt, output=args.output, out=out, no_color=args.no_color, verbose=args.verbose,
+         inputs=args.files, fail_on=threshold.value)
     for problem in result.problems:
         err(f"flinktune: error: {visible(problem.one_line())}")
     _note_assumed_versions(result, note_line)

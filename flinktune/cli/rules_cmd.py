@@ -2,31 +2,12 @@
 
 from __future__ import annotations
 
-from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
 
-from flinktune.cli.common import (
-    EXIT_BAD_INPUT,
-    EXIT_FINDINGS,
-    EXIT_OK,
-    emit_report,
-    fail,
-    guarded,
-    json_output,
-)
-
-if TYPE_CHECKING:
-    from flinktune.rules.ruleset import RuleSet
-
-
-class ListFormat(StrEnum):
-    TEXT = "text"
-    JSON = "json"
-    MARKDOWN = "markdown"
-
+from flinktune.cli.common import EXIT_BAD_INPUT, EXIT_FINDINGS, EXIT_OK, checked_format, emit, fail, guarded
 
 RulesOption = Annotated[list[Path] | None,
                         typer.Option("--rules", metavar="DIR", help="Extra rule folder (repeatable).")]
@@ -37,8 +18,8 @@ def register(app: typer.Typer) -> None:
 
     @rules_app.command("list")
     def list_rules(
-        format: Annotated[ListFormat, typer.Option(
-            "--format", "-f", help="text, json or markdown.")] = ListFormat.TEXT,
+        format: Annotated[str, typer.Option(
+            "--format", "-f", help="text, json or markdown.")] = "text",
         rules: RulesOption = None,
         output: Annotated[Path | None, typer.Option(
             "--output", "-o", metavar="FILE",
@@ -55,17 +36,16 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """List every rule (bundled plus --rules folders)."""
         from flinktune.rules import load_rules
-        from flinktune.rules.describe import render_list_json, render_list_text, render_markdown
 
         # Nothing here writes colour or stderr notes; the flags exist so every command takes them.
         del quiet, no_color
-        ruleset = guarded(lambda: load_rules(extra_dirs=tuple(rules or ())))
-        render = {ListFormat.TEXT: _list_text_verbose if verbose else render_list_text,
-                  ListFormat.JSON: render_list_json, ListFormat.MARKDOWN: render_markdown}[format]
-        text = render(ruleset)
-        if format == ListFormat.JSON:
-            text = json_output("rules", [str(r) for r in rules or ()], text)
-        guarded(lambda: emit_report(text, output))
+
+        def run() -> None:
+            fmt = checked_format("rules", format)
+            ruleset = load_rules(extra_dirs=tuple(rules or ()))
+            emit("rules", ruleset, fmt, output=output, verbose=verbose, inputs=rules or ())
+
+        guarded(run)
 
     @rules_app.command("explain")
     def explain(
@@ -94,29 +74,6 @@ def register(app: typer.Typer) -> None:
         raise typer.Exit(_check([*(dirs or ()), *(rules or ())]))
 
     app.add_typer(rules_app, name="rules")
-
-
-def _list_text_verbose(ruleset: RuleSet) -> str:
-    """``rules list -v``: the plain list with, after each rule's lines, why it exists and its file."""
-    import textwrap
-
-    from flinktune.rules.describe import render_list_text
-
-    extra = {rule.code: [*textwrap.wrap("why: " + " ".join(rule.why.split()), 100,
-                                        initial_indent=" " * 8, subsequent_indent=" " * 13,
-                                        break_on_hyphens=False),
-                         f"        from: {rule.source}"]
-             for rule in ruleset}
-    out: list[str] = []
-    pending: list[str] = []
-    for line in render_list_text(ruleset).splitlines():
-        if line and not line[0].isspace():
-            # A rule's first line (its code at column 0) or the closing count: the previous rule ends.
-            out.extend(pending)
-            pending = extra.get(line.split(maxsplit=1)[0], [])
-        out.append(line)
-    out.extend(pending)
-    return "\n".join(out) + "\n"
 
 
 def _check(paths: list[Path]) -> int:

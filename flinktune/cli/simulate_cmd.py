@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import json
 import math
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from flinktune.cli.common import EXIT_OK, emit_report, guarded, json_output, live_stderr, stage_progress
+from flinktune.cli.common import EXIT_OK, checked_format, emit, guarded, live_stderr, stage_progress
 
 if TYPE_CHECKING:
     from flinktune.sim.result import SimResult
@@ -54,60 +53,24 @@ def register(app: typer.Typer) -> None:
                 typer.echo(line, err=True)
 
         def run() -> int:
-            import numpy as np
+            from flinktune.sim import load_scenario
+            from flinktune.sim.runs import simulate
+            from flinktune.sim.sweep import parse_sweep
 
-            from flinktune.errors import UsageError
-            from flinktune.sim import export_dump, load_scenario, run_scenario
-            from flinktune.sim.summary import render_sweep, render_text, to_json
-            from flinktune.sim.sweep import parse_sweep, variant
-
-            if output_format not in ("text", "json"):
-                raise UsageError(f"--format must be text or json, not '{output_format}'")
+            fmt = checked_format("simulate", output_format)
             parsed = parse_sweep(sweep) if sweep is not None else None
-            fold = False if reference else None
-            runs: list[tuple[str, SimResult]] = []
-            written = ""
             # Read and validate before any progress line: bad input is one line on stderr.
             loaded = load_scenario(scenario)
             with stage_progress("simulate", enabled=not quiet, live=live_stderr(no_color)) as say:
-                if parsed is None:
-                    say(f"simulating {loaded.name} ({loaded.duration:g}s)")
-                    runs.append((loaded.name, run_scenario(loaded, np.random.default_rng(seed), fold=fold)))
-                else:
-                    # As sim.sweep.run_sweep (one generator seeded identically per value: common random
-                    # numbers), one progress stage per value, and --reference honoured in a sweep too.
-                    for index, raw in enumerate(parsed.values, 1):
-                        say(f"simulating {parsed.key}={raw} ({index}/{len(parsed.values)})")
-                        runs.append((raw, run_scenario(variant(loaded, parsed.key, raw),
-                                                       np.random.default_rng(seed), fold=fold)))
-                if export is not None:
-                    say(f"writing the metrics dump{'s' if parsed is not None else ''} into {export}")
-                    if parsed is None:
-                        path = export_dump(runs[0][1], export)
-                        written = f"wrote {path} and {path.parent / 'plan.json'}"
-                    else:
-                        for label, result in runs:
-                            safe = "".join(ch if ch.isalnum() or ch in "._-" else "_" for ch in label)
-                            export_dump(result, export / f"{parsed.key}={safe}")
-                        written = f"wrote {len(runs)} dumps under {export}"
-            if parsed is None:
-                result = runs[0][1]
-                if output_format == "json":
-                    body = json.dumps(to_json(result), default=_nan_safe)
-                    text = json_output("simulate", [str(scenario)], body)
-                else:
-                    text = render_text(result, charts=charts)
-            elif output_format == "json":
-                doc = {"sweep": parsed.key, "runs": [{"value": label, **to_json(r)} for label, r in runs]}
-                text = json_output("simulate", [str(scenario)], json.dumps(doc, default=_nan_safe))
-            else:
-                text = render_sweep(parsed.key, runs)
-            emit_report(text, output)
+                result = simulate(loaded, seed=seed, sweep=parsed, reference=reference, export=export,
+                                  charts=charts, progress=say)
+            emit("simulate", result, fmt, output=output, no_color=no_color, verbose=verbose,
+                 inputs=[scenario])
             if verbose:
-                for label, result in runs:
-                    note(_run_line(label if parsed is None else f"{parsed.key}={label}", result))
-            if export is not None:
-                note(written)
+                for label, run_result in result.runs:
+                    note(_run_line(label if parsed is None else f"{parsed.key}={label}", run_result))
+            if result.exported is not None:
+                note(result.exported)
             return EXIT_OK
 
         raise typer.Exit(guarded(run))
@@ -121,9 +84,3 @@ def _run_line(label: str, result: SimResult) -> str:
             else "every subtask simulated")
     return (f"flinktune simulate: {label}: {result.events_processed:,} events in {result.wall_s:.2f} s "
             f"({rate:,.0f} events/s); {fast}")
-
-
-def _nan_safe(value: object) -> object:
-    if isinstance(value, float) and math.isnan(value):
-        return None
-    return str(value)

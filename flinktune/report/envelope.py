@@ -3,7 +3,8 @@
 Every JSON document flinktune prints starts with the same fields: ``tool``, ``version``,
 ``schema_version`` (of that command's document), ``command`` and ``inputs`` (the files, folders
 or scenario the command read), then the command's own fields. Each command's document is
-described by a JSON Schema shipped in ``flinktune/data/schemas/<command>.schema.json``.
+described by a JSON Schema shipped in ``flinktune/data/schemas/<command>.schema.json``; the
+report pipeline (``flinktune.report.emit``) wraps every ``--format json`` report.
 
 Python's ``json`` writes ``NaN`` and ``Infinity`` for non-finite floats, which strict parsers
 reject; here they become ``null`` (the number is unknown) and ``allow_nan=False`` guards the rest.
@@ -18,15 +19,6 @@ from typing import Any, Final
 
 TOOL: Final[str] = "flinktune"
 ENVELOPE_FIELDS: Final[tuple[str, ...]] = ("tool", "version", "schema_version", "command", "inputs")
-# The document version of each command's JSON (bumped when a field changes meaning or type).
-SCHEMA_VERSIONS: Final[dict[str, int]] = {
-    "lint": 2,
-    "rules": 2,
-    "model": 2,
-    "simulate": 2,
-    "analyze": 2,
-    "recommend": 2,
-}
 
 
 def finite(value: Any) -> Any:
@@ -40,12 +32,14 @@ def finite(value: Any) -> Any:
     return value
 
 
-def wrap(command: str, inputs: Sequence[str], body: Mapping[str, Any], tool_version: str) -> dict[str, Any]:
-    """The envelope first, then the command's own fields (envelope names in ``body`` are dropped)."""
+def wrap(command: str, inputs: Sequence[str], body: Mapping[str, Any], tool_version: str,
+         schema_version: int) -> dict[str, Any]:
+    """The envelope first, then the command's own fields (envelope names in ``body`` are dropped).
+    ``schema_version``: of the command's document (``SCHEMA_VERSION`` of its report module)."""
     doc: dict[str, Any] = {
         "tool": TOOL,
         "version": tool_version,
-        "schema_version": SCHEMA_VERSIONS.get(command, 1),
+        "schema_version": schema_version,
         "command": command,
         "inputs": [str(i) for i in inputs],
     }
@@ -63,9 +57,9 @@ def _constant(name: str) -> None:
     return None
 
 
-def rewrap(command: str, inputs: Sequence[str], text: str, tool_version: str) -> str:
+def rewrap(command: str, inputs: Sequence[str], text: str, tool_version: str, schema_version: int) -> str:
     """A renderer's JSON text (an object) in the envelope, as strict JSON."""
     body = json.loads(text, parse_constant=_constant)
     if not isinstance(body, dict):
         body = {"result": body}
-    return dumps(wrap(command, inputs, body, tool_version))
+    return dumps(wrap(command, inputs, body, tool_version, schema_version))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import textwrap
 from typing import Any
 
 import yaml
@@ -37,13 +38,18 @@ def rule_data(rule: Rule) -> dict[str, Any]:
     }
 
 
-def render_list_text(ruleset: RuleSet) -> str:
+def render_list_text(ruleset: RuleSet, verbose: bool = False) -> str:
+    """One rule per two lines; ``verbose`` adds why each rule exists and the file it comes from."""
     lines = []
     for rule in ruleset:
         fix = "" if rule.fix is None else " [fix: safe]" if rule.fix.safe else " [fix]"
         versions = "" if rule.versions.strip() in ("*", "") else f" (Flink {rule.versions})"
         lines.append(f"{rule.code}  {rule.severity.value:<7}  {rule.name}{versions}{fix}")
         lines.append(f"        {rule.summary}")
+        if verbose:
+            lines.extend(textwrap.wrap("why: " + " ".join(rule.why.split()), 100, initial_indent=" " * 8,
+                                       subsequent_indent=" " * 13, break_on_hyphens=False))
+            lines.append(f"        from: {rule.source}")
     lines.append(f"{len(ruleset)} rules")
     return "\n".join(lines) + "\n"
 

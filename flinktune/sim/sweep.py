@@ -4,12 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numpy as np
 from pydantic import ValidationError
 
 from flinktune.errors import ScenarioError, UsageError
-from flinktune.sim.engine import run_scenario
-from flinktune.sim.result import SimResult
 from flinktune.sim.scenario import PYTHON_VALUES, Scenario
 
 # sweep key -> (scenario section, field); keys use the Flink option's last words
@@ -57,11 +54,3 @@ def variant(scenario: Scenario, key: str, raw: str) -> Scenario:
     except ValidationError as error:
         message = str(error.errors()[0].get("msg", "invalid")).removeprefix("Value error, ")
         raise ScenarioError(f"--sweep {key}={raw}: {message}") from None
-
-
-def run_sweep(scenario: Scenario, sweep: Sweep, seed: int) -> list[tuple[str, SimResult]]:
-    """One run per value, each with a generator seeded identically (common random numbers)."""
-    out = []
-    for raw in sweep.values:
-        out.append((raw, run_scenario(variant(scenario, sweep.key, raw), np.random.default_rng(seed))))
-    return out

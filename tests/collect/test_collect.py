@@ -339,6 +339,21 @@ def test_cli_success_summary(fake_flink, tmp_path):
     assert "collected 3 polls" in result.output and "Flink 1.20.5" in result.output
 
 
+def test_cli_summary_as_json(fake_flink, tmp_path):
+    # The same result, as a JSON document in the shared envelope (valid against collect's schema).
+    jsonschema = pytest.importorskip("jsonschema")
+    from flinktune.report.emit import schema_path
+
+    out = tmp_path / "d"
+    result = _cli("--url", fake_flink.url, "--job", fake_flink.job_id, "--interval", "50ms", "--duration",
+                  "100ms", "-o", str(out), "-f", "json")
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.stdout)
+    jsonschema.validate(doc, json.loads(schema_path("collect").read_text(encoding="utf-8")))
+    assert doc["command"] == "collect" and doc["source"] == "rest" and doc["polls"] == 3
+    assert doc["flink_version"] == "1.20.5" and doc["metrics_path"] == str(out / "metrics.parquet")
+
+
 # --- stopping: Ctrl-C and SIGTERM finish the dump; SIGKILL leaves readable parts -----------------------
 
 

@@ -62,7 +62,8 @@ def test_bad_usage_exits_2(tmp_path: Path) -> None:
     assert result.exit_code == 2 and "Flink version 'banana'" in result.stderr
     assert run().exit_code == 2                                                  # no FILE
     unknown = run(*ISOLATE, "--format", "xml", str(conf))
-    assert unknown.exit_code == 2 and "unknown format 'xml'" in unknown.stderr
+    assert unknown.exit_code == 2 and "--format must be auto, text, json, sarif, github or junit, not 'xml'" \
+        in unknown.stderr
 
 
 # --- bad input: one line each, exit 2, the rest still linted -----------------------------------

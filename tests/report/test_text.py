@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from flinktune.findings import Severity
 from flinktune.lint.model import LintResult
-from flinktune.report import render, resolve_format
+from flinktune.report.emit import How, formats, render, resolve_format
 from flinktune.report.text import render_text
 
 
@@ -33,9 +33,9 @@ def test_text_clean(empty_result: LintResult) -> None:
 
 
 def test_auto_format_picks_github_under_actions() -> None:
-    assert resolve_format("auto", {"GITHUB_ACTIONS": "true"}) == "github"
-    assert resolve_format("auto", {}) == "text"
-    assert resolve_format("SARIF", {"GITHUB_ACTIONS": "true"}) == "sarif"
+    assert resolve_format("lint", "auto", {"GITHUB_ACTIONS": "true"}) == "github"
+    assert resolve_format("lint", "auto", {}) == "text"
+    assert resolve_format("lint", "SARIF", {"GITHUB_ACTIONS": "true"}) == "sarif"
 
 
 def test_unknown_format_is_a_usage_error() -> None:
@@ -43,13 +43,14 @@ def test_unknown_format_is_a_usage_error() -> None:
 
     from flinktune.errors import UsageError
 
-    with pytest.raises(UsageError, match="unknown format 'xml'"):
-        resolve_format("xml", {})
+    with pytest.raises(UsageError, match="--format must be auto, text, json, sarif, github or junit, not"):
+        resolve_format("lint", "xml", {})
 
 
 def test_render_dispatches(sample_result: LintResult) -> None:
-    for name in ("text", "json", "sarif", "github", "junit"):
-        assert render(name, sample_result, fail_on=Severity.WARNING).strip()
+    assert formats("lint") == ("auto", "text", "json", "sarif", "github", "junit")
+    for name in formats("lint")[1:]:
+        assert render("lint", sample_result, name, How(fail_on="warning")).strip()
 
 
 def test_invisible_characters_are_escaped() -> None:

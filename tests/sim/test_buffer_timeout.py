@@ -11,12 +11,13 @@ from __future__ import annotations
 import numpy as np
 from simhelpers import sample
 
-from flinktune.sim.sweep import parse_sweep, run_sweep
+from flinktune.sim.runs import simulate
+from flinktune.sim.sweep import parse_sweep
 
 
 def _sweep(name: str, values: str, **shorten: float) -> dict[str, tuple[float, float]]:
     sc = sample(name, **shorten)
-    runs = run_sweep(sc, parse_sweep(f"buffer-timeout={values}"), seed=5)
+    runs = simulate(sc, sweep=parse_sweep(f"buffer-timeout={values}"), seed=5).runs
     return {label: (r.vertices[-1].records_in_per_s, r.vertices[-1].latency_s["p50"]) for label, r in runs}
 
 

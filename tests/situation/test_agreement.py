@@ -25,10 +25,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from flinktune.change import Change
-from flinktune.cli.model_cmd import _run as model_run
 from flinktune.config.reader import read_config_text
 from flinktune.config.writer import apply_changes
 from flinktune.model.network_fit import network_verdict, taskmanager_memory
+from flinktune.model.what_if import what_if
+from flinktune.report.model import render_model_json
 from flinktune.rules import evaluate_document, load_rules
 from flinktune.situation import Environment, parse_parameters, resolve_situation
 from flinktune.versions import parse_version
@@ -147,8 +148,7 @@ def test_lint_model_and_verdict_agree(case: dict[str, object]) -> None:
         path = _TMP / name
         path.write_text(text, encoding="utf-8")
         flags = {"exchanges": None if exchanges is None else str(exchanges)}
-        model = json.loads(model_run({k: v for k, v in flags.items()}, version, None, path, None,
-                                     "channel_throughput", None, "json"))
+        model = json.loads(render_model_json(what_if(flags, flink_version=version, config=path)))
         quantities = model["quantities"]
         assert model["flink_version"] == str(parse_version(version))
         assert quantities["network_buffers_available"]["value"] == verdict.available  # type: ignore[attr-defined]

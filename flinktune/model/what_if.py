@@ -1,0 +1,206 @@
+"""``flinktune model``: the model's inputs from flags, a profile and a config file, and its numbers.
+
+``what_if`` gathers every parameter with where it came from (flag, profile line, config line through
+the one Situation, sweep, default), the notes a reader needs (fixed 2.x buffers, buffer-timeout
+mode, the network-buffer verdict lint and recommend give), and evaluates the formulas
+(``flinktune.model.sweep``). Rendering is the report's (``flinktune.report.model``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from flinktune.versions import FlinkVersion
+
+# Environment parameters that are model parameters of the same name and unit.
+_ENV_TO_MODEL = ("rtt", "bandwidth", "parallelism", "slots", "taskmanagers", "exchanges", "record-size",
+                 "rate")
+
+
+@dataclass(frozen=True)
+class ModelResult:
+    """What ``flinktune model`` computed: the inputs, their sources, notes and every quantity."""
+
+    version: FlinkVersion
+    values: dict[str, Any]                    # parameter -> value (a sweep's parameter: its points)
+    sources: dict[str, str]                   # parameter -> where it came from
+    notes: tuple[str, ...]
+    quantities: dict[str, Any]                # name -> flinktune.model.sweep Quantity
+    swept: tuple[str, Any] | None             # (parameter, points) of --sweep
+    chart: str                                # the quantity charted in a sweep
+    show: str | None                          # the quantities shown as columns in a sweep (Q1,Q2)
+    origins: tuple[str, ...]                  # where the version and every input came from (-v)
+
+
+def what_if(flags: Mapping[str, str | None], *, flink_version: str | None = None, profile: Path | None = None,
+            config: Path | None = None, sweep: str | None = None, chart: str = "channel_throughput",
+            show: str | None = None) -> ModelResult:
+    """The model for ``flags`` (parameter -> text with units; None: not given) over a profile and a
+    config file (flags win), with one parameter swept (``PARAM=RANGE``)."""
+    from flinktune.model.sweep import PARAM_BY_NAME, evaluate, parse_param_value, parse_sweep
+    from flinktune.situation import Environment, parse_parameters, read_profile
+
+    values: dict[str, Any] = {}
+    notes: list[str] = []
+    sources: dict[str, str] = {}
+    # One Environment and one profile format for every command (flinktune.situation); the model's
+    # what-if knobs (segment-size, ...) are accepted in a profile here only.
+    env = Environment()
+    if profile is not None:
+        env = read_profile(profile, what_if=True).apply(env)
+    given = {name: flags.get(name) for name in _ENV_TO_MODEL}
+    env = env.with_values(parse_parameters({**given, "flink-version": flink_version}), "flag")
+    version = env.flink_version
+    if config is not None:
+        version = _from_config(config, env, values, sources, notes)
+    _from_environment(env, values, sources, notes)
+    version = version or env.flink_version
+    if version is None:
+        from flinktune.versions import DEFAULT_VERSION
+
+        version = DEFAULT_VERSION
+    for name, text in flags.items():
+        if text is not None:
+            values[name] = parse_param_value(PARAM_BY_NAME[name], text)
+            sources[name] = "flag"
+    swept = None
+    if sweep is not None:
+        param, points = parse_sweep(sweep)
+        values[param.name] = points
+        sources[param.name] = "sweep"
+        swept = (param.name, points)
+    if version.major >= 2:
+        notes.append(f"Flink {version}: buffers-per-channel=2, floating-buffers-per-gate=8, "
+                     "max-buffers-per-channel=10 and max-overdraft-buffers-per-gate=20 are hard-coded; "
+                     "they cannot be tuned.")
+    notes.extend(_timeout_notes(version, values.get("buffer-timeout")))
+    quantities = evaluate(values, version)
+    return ModelResult(version, values, sources, tuple(notes), quantities, swept, chart, show,
+                       _origins(values, sources, env))
+
+
+def _origins(values: dict[str, Any], sources: dict[str, str], env: Any) -> tuple[str, ...]:
+    """Where the version and every model input came from; inputs nobody set are the model's
+    defaults (docs/model.md), listed so the reader sees every number the formulas used."""
+    from flinktune.model.sweep import PARAMS
+
+    version_from = (sources.get("flink-version") or env.location("flink-version")
+                    or env.source("flink-version"))
+    out = [f"flink-version: {version_from or 'default'}"]
+    out.extend(f"{name}: {sources.get(name, 'flag')}" for name in values)
+    defaults = [p.name for p in PARAMS if p.name not in values]
+    if defaults:
+        out.append(f"defaults (docs/model.md): {', '.join(defaults)}")
+    return tuple(out)
+
+
+def _from_environment(env: Any, values: dict[str, Any], sources: dict[str, str], notes: list[str]) -> None:
+    """Profile values (flags come later and win)."""
+    for name in _ENV_TO_MODEL:
+        value = env.value(name)
+        if value is not None and env.source(name) == "profile":
+            values[name] = float(value)
+            sources[name] = env.location(name) or "profile"
+    for name, value in env.what_if:
+        values[name] = float(value)
+        sources[name] = env.location(name) or "profile"
+    unused = [name for name in ("latency-target", "skew", "workload")
+              if env.value(name) is not None and env.source(name) == "profile"]
+    if unused:
+        notes.append(f"the profile's {', '.join(unused)} are read by recommend and simulate; the model's "
+                     "formulas do not use them.")
+
+
+def _timeout_notes(version: Any, timeout_value: Any) -> list[str]:
+    import numpy as np
+
+    from flinktune.model.timeout_mode import buffer_timeout_mode
+
+    if timeout_value is None or np.ndim(timeout_value) != 0:
+        return []
+    value = float(timeout_value)
+    if np.isinf(value):
+        if version.major == 1 and version.minor < 18:
+            return [f"Flink {version}: 'flush only when full' is env.setBufferTimeout(-1) in code; a config "
+                    "file cannot express it before 1.18 (execution.buffer-timeout.enabled: false)."]
+        return [buffer_timeout_mode(version, enabled=False).explanation]
+    return [buffer_timeout_mode(version, interval_s=value).explanation]
+
+
+def _from_config(path: Path, env: Any, values: dict[str, Any], sources: dict[str, str],
+                 notes: list[str]) -> Any:
+    """What the config sets, read through the one Situation (version, operator spec, legacy keys,
+    job), so `model --config` models what `lint` and `recommend` judge. Returns the version."""
+    from flinktune.config.reader import read_config_file
+    from flinktune.config.textio import read_text_file
+    from flinktune.errors import ConfigError
+    from flinktune.model import network_fit
+    from flinktune.situation import resolve_situation
+
+    documents = read_config_file(path)
+    if not documents:
+        raise ConfigError("holds no Flink configuration", file=str(path))
+    document = documents[0]
+    if len(documents) > 1:
+        notes.append(f"{path} holds {len(documents)} configurations; using the first ({document.name}).")
+    text = read_text_file(path).text
+    situation = resolve_situation(document, text=text, environment=env)
+    version = situation.flink_version
+    sources["flink-version"] = situation.version.describe()
+    notes.extend(situation.notes)
+    effective = situation.effective
+
+    def put(name: str, value: float, where: str) -> None:
+        values[name] = value
+        sources[name] = where
+
+    def where(key: str) -> str:
+        entry = effective.entry(key)
+        return f"{entry.file}:{entry.line} ({key})" if entry is not None and entry.line else f"{path}: {key}"
+
+    if effective.is_set("taskmanager.memory.segment-size"):
+        put("segment-size", float(effective.memory_bytes("taskmanager.memory.segment-size")),
+            where("taskmanager.memory.segment-size"))
+    if version.major < 2:
+        for key, name in (("taskmanager.network.memory.buffers-per-channel", "buffers-per-channel"),
+                          ("taskmanager.network.memory.floating-buffers-per-gate", "floating")):
+            if effective.is_set(key):
+                put(name, float(effective.integer(key)), where(key))
+    for name in ("parallelism", "slots", "exchanges"):
+        found = getattr(situation, name)
+        if situation.plan is None and (found.source != "default" or name == "exchanges"):
+            put(name, float(found.value), found.describe())
+    for key in ("execution.buffer-timeout.interval", "execution.buffer-timeout"):
+        if effective.is_set(key) and effective.status(key).kind == "option":
+            duration = effective.duration(key)
+            if duration is not None:
+                put("buffer-timeout", duration.seconds, where(key))
+            break
+    if effective.is_set("execution.buffer-timeout.enabled") and effective.boolean(
+            "execution.buffer-timeout.enabled") is False:
+        put("buffer-timeout", float("inf"), where("execution.buffer-timeout.enabled"))
+    memory = network_fit.taskmanager_memory(situation)
+    if memory.error is not None and memory.sized:
+        sizes = ("taskmanager.memory.process.size", "taskmanager.memory.flink.size",
+                 "taskmanager.memory.task.heap.size")
+        entry = next((effective.entry(k) for k in sizes if effective.entry(k) is not None), None)
+        raise ConfigError(f"Flink would refuse this TaskManager memory configuration: {memory.error}",
+                          file=entry.file if entry else str(path), line=None if entry is None else entry.line)
+    if memory.memory is None:
+        notes.append(f"{path} sets no TaskManager memory size (Flink refuses to start such a config); "
+                     "assuming taskmanager.memory.process.size: 1728m (the size Flink's distribution ships).")
+        return version
+    put("network-memory", float(memory.memory.network_bytes), f"{path}: derived ({memory.memory.path})")
+    verdict = network_fit.network_verdict(situation)
+    if verdict.fit is not None and verdict.demand is not None:
+        state, at_bound = network_fit.fit_words(verdict.fit, verdict.minimum_fit, "does NOT fit")
+        fails = ("; a job with that many exchanges would fail with: " if at_bound else ": ")
+        race = f" ({verdict.fit.racing_text})" if verdict.fit.message and verdict.fit.racing_text else ""
+        notes.append("network buffers (the check lint and recommend make): "
+                     f"{verdict.demand.required} needed, {verdict.fit.total_buffers} available: {state} "
+                     f"({verdict.assumption})"
+                     + (f"{fails}{verdict.fit.message}{race}" if verdict.fit.message else ""))
+    return version

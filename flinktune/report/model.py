@@ -1,0 +1,186 @@
+"""``flinktune model``'s report (a ``flinktune.model.what_if.ModelResult``) as text (a rich table, no
+colour; a sweep adds a plain-text bar chart) or JSON (one type per field)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flinktune.model.what_if import ModelResult
+
+_DEFAULT_COLUMNS = ("channel_throughput", "credit_ceiling", "nic_fair_share", "fill_ratio",
+                    "added_latency_mean", "buffers_required_per_taskmanager", "fits")
+
+
+def render_model_text(result: ModelResult, verbose: bool = False) -> str:
+    """The text report; ``verbose`` adds where every input came from."""
+    return _render_text(result.version, result.values, result.sources, list(result.notes), result.quantities,
+                        result.swept, result.chart, result.show, list(result.origins) if verbose else None)
+
+
+def render_model_json(result: ModelResult) -> str:
+    return _render_json(result.version, result.values, result.sources, list(result.notes), result.quantities,
+                        result.swept)
+
+
+def _fmt(value: Any, unit: str) -> str:
+    import math
+
+    import numpy as np
+
+    if isinstance(value, bool | np.bool_):
+        return "yes" if value else "no"
+    if isinstance(value, str):
+        return value
+    v = float(value)
+    if math.isnan(v):
+        return "n/a"
+    if math.isinf(v):
+        return ("off" if unit == "s" else "unbounded") if v > 0 else "-inf"
+    if unit == "B":
+        for size, label in ((1024**3, "GiB"), (1024**2, "MiB"), (1024, "KiB")):
+            if abs(v) >= size:
+                return f"{v / size:,.2f} {label}"
+        return f"{v:,.0f} B"
+    if unit == "B/s":
+        for size, label in ((1e9, "GB/s"), (1e6, "MB/s"), (1e3, "kB/s")):
+            if abs(v) >= size:
+                return f"{v / size:,.2f} {label}"
+        return f"{v:,.1f} B/s"
+    if unit == "s":
+        if v == 0:
+            return "0 s"
+        for size, label in ((1.0, "s"), (1e-3, "ms"), (1e-6, "µs")):
+            if abs(v) >= size:
+                return f"{v / size:,.3g} {label}"
+        return f"{v * 1e9:,.3g} ns"
+    if unit == "%":
+        return f"{v:,.1f} %"
+    if unit == "buffers" and v.is_integer():
+        return f"{v:,.0f}"
+    text = f"{v:,.4g}"
+    return f"{text} {unit}".rstrip() if unit not in ("", "x") else (text + ("x" if unit == "x" else ""))
+
+
+def _scalar(value: Any) -> Any:
+    import numpy as np
+
+    array = np.asarray(value)
+    return array.item() if array.ndim == 0 else value
+
+
+def _render_text(version: Any, values: dict[str, Any], sources: dict[str, str], notes: list[str],
+                 quantities: dict[str, Any], swept: tuple[str, Any] | None, chart: str,
+                 show: str | None, origins: list[str] | None = None) -> str:
+    import io
+
+    import numpy as np
+    from rich.console import Console
+    from rich.table import Table
+
+    from flinktune.errors import UsageError
+    from flinktune.model.sweep import PARAM_BY_NAME
+
+    buffer = io.StringIO()
+    console = Console(file=buffer, width=120, color_system=None, highlight=False)
+    console.print(f"flinktune model  (Flink {version})")
+    inputs = ", ".join(f"{name}={_fmt(_scalar(v), PARAM_BY_NAME[name].unit)}" for name, v in values.items()
+                       if np.ndim(v) == 0)
+    if inputs:
+        console.print(f"inputs: {inputs}")
+    if origins:
+        console.print("sources:")
+        for origin in origins:
+            console.print(f"  {origin}")
+    for note in notes:
+        console.print(f"note: {note}")
+    if swept is None:
+        table = Table(show_header=True, header_style="bold")
+        table.add_column("section")
+        table.add_column("quantity")
+        table.add_column("value", justify="right")
+        table.add_column("formula")
+        for q in quantities.values():
+            table.add_row(q.section, q.name, _fmt(_scalar(q.value), q.unit), q.formula)
+        console.print(table)
+        return buffer.getvalue()
+    name, points = swept
+    columns = [c.strip() for c in show.split(",")] if show else list(_DEFAULT_COLUMNS)
+    unknown = [c for c in [*columns, chart] if c not in quantities]
+    if unknown:
+        raise UsageError(f"unknown quantity {', '.join(unknown)} (one of {', '.join(quantities)})")
+    param_unit = PARAM_BY_NAME[name].unit
+    table = Table(show_header=True, header_style="bold")
+    table.add_column(name, justify="right", overflow="fold")
+    for column in columns:
+        unit = quantities[column].unit
+        table.add_column(f"{column}" + (f" [{unit}]" if unit else ""), justify="right", overflow="fold")
+    size = len(points)
+    broadcast = {c: np.broadcast_to(np.asarray(quantities[c].value), (size,)) for c in {*columns, chart}}
+    limit = 200
+    for i in range(min(size, limit)):
+        cells = (_fmt(broadcast[c][i], quantities[c].unit) for c in columns)
+        table.add_row(_fmt(points[i], param_unit), *cells)
+    console.print(table)
+    if size > limit:
+        console.print(f"... {size - limit} more rows (use --format json for all)")
+    console.print(f"\n{chart} ({quantities[chart].formula}) against {name}:")
+    console.print(_bar_chart([_fmt(points[i], param_unit) for i in range(min(size, limit))],
+                             broadcast[chart][:limit], quantities[chart].unit))
+    return buffer.getvalue()
+
+
+def _bar_chart(labels: list[str], values: Any, unit: str, width: int = 50) -> str:
+    """Plain-text horizontal bars (no colour), one line per point, scaled to the largest finite value."""
+    import numpy as np
+
+    numeric = np.asarray(values, dtype=np.float64)
+    finite = numeric[np.isfinite(numeric)]
+    top = float(finite.max()) if finite.size and finite.max() > 0 else 1.0
+    label_width = max((len(label) for label in labels), default=0)
+    lines = []
+    for label, value in zip(labels, numeric, strict=True):
+        if not np.isfinite(value):
+            bar = "~" * width
+        else:
+            eighths = round(max(float(value), 0.0) / top * width * 8)
+            bar = "█" * (eighths // 8) + ("▏▎▍▌▋▊▉"[eighths % 8 - 1] if eighths % 8 else "")
+        lines.append(f"{label.rjust(label_width)} │{bar.ljust(width)} {_fmt(value, unit)}")
+    return "\n".join(lines)
+
+
+def _render_json(version: Any, values: dict[str, Any], sources: dict[str, str], notes: list[str],
+                 quantities: dict[str, Any], swept: tuple[str, Any] | None) -> str:
+    import json
+
+    from flinktune.model.sweep import to_jsonable
+
+    payload = {
+        "flink_version": str(version),
+        "parameters": {name: to_jsonable(v) for name, v in values.items()
+                       if swept is None or name != swept[0]},
+        "sources": sources,
+        "notes": notes,
+        "sweep": None if swept is None else {"parameter": swept[0], "values": to_jsonable(swept[1])},
+        # One type per field: a single value under "value", a sweep's one value per point under
+        # "values" (a list), never a field that is a number in one output and a list in another.
+        "quantities": {q.name: {("value" if swept is None else "values"):
+                                _one_type(to_jsonable(q.value), swept),
+                                "unit": q.unit, "formula": q.formula, "section": q.section}
+                       for q in quantities.values()},
+    }
+    return json.dumps(payload, indent=2, ensure_ascii=False) + "\n"
+
+
+def _one_type(value: Any, swept: tuple[str, Any] | None) -> Any:
+    """In a sweep every quantity is a list with one value per point, also one the swept
+    parameter does not change (the model gives those as one number)."""
+    if swept is None or isinstance(value, list):
+        return value
+    return [value] * len(to_jsonable_points(swept[1]))
+
+
+def to_jsonable_points(points: Any) -> list[Any]:
+    from flinktune.model.sweep import to_jsonable
+
+    converted = to_jsonable(points)
+    return converted if isinstance(converted, list) else [converted]
