@@ -20,6 +20,7 @@ from flinktune.cli.common import (
     live_stderr,
     stage_progress,
 )
+from flinktune.cli.flags import FlinkVersion, Format, NoColor, Output, Quiet, Verbose
 
 
 def _parse_time_ms(text: str | None, flag: str) -> int | None:
@@ -117,18 +118,12 @@ def analyze(
     rtt: Annotated[
         str | None, typer.Option("--rtt", help="Round-trip time between TaskManagers, e.g. 2ms.")
     ] = None,
-    flink_version: Annotated[
-        str, typer.Option("--flink-version", metavar="X.Y", help="Flink version the advice targets.")
-    ] = "1.20",
+    flink_version: Annotated[str, FlinkVersion("1.20 (the version the findings' advice targets)")] = "1.20",
     rules: Annotated[
         list[Path] | None, typer.Option("--rules", metavar="DIR", help="Extra rule folder (repeatable).")
     ] = None,
-    output_format: Annotated[str, typer.Option(
-        "--format", "-f", help="text, json, markdown or html (one self-contained file).")] = "text",
-    out: Annotated[
-        Path | None,
-        typer.Option("--output", "-o", "--out", metavar="FILE", help="Write the report to FILE."),
-    ] = None,
+    output_format: Annotated[str, Format("analyze")] = "text",
+    out: Annotated[Path | None, Output("--out")] = None,
     fail_on: Annotated[
         str,
         typer.Option(
@@ -140,15 +135,9 @@ def analyze(
     no_progress: Annotated[
         bool, typer.Option("--no-progress", help="No progress display on stderr.")
     ] = False,
-    quiet: Annotated[
-        bool, typer.Option("--quiet", "-q", help="No progress and no notes on stderr; errors only.")
-    ] = False,
-    verbose: Annotated[
-        bool, typer.Option("--verbose", "-v", help="Show Spark's own log on stderr.")
-    ] = False,
-    no_color: Annotated[bool, typer.Option(
-        "--no-color", help="No ANSI colours: a plain report and plain progress lines (also: NO_COLOR set).")
-    ] = False,
+    quiet: Annotated[bool, Quiet()] = False,
+    verbose: Annotated[bool, Verbose("Spark's own log on stderr.")] = False,
+    no_color: Annotated[bool, NoColor()] = False,
 ) -> None:
     """Find where back pressure starts in a Flink job and why, from exported metrics (runs on Spark).
 

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import typer
 
 from flinktune.cli.common import EXIT_BAD_INPUT, EXIT_OK, checked_format, emit, fail, guarded, live_stderr
+from flinktune.cli.flags import Format, NoColor, Quiet, Verbose
 
 
 def _seconds(text: str, flag: str) -> float:
@@ -44,21 +45,11 @@ def register(app: typer.Typer) -> None:
             help="Extra REST metric id to collect (repeatable), e.g. mailboxQueueSize.",
         ),
         overwrite: bool = typer.Option(False, "--overwrite", help="Replace an existing dump (kept as .bak)."),
-        quiet: bool = typer.Option(
-            False, "--quiet", "-q", help="No progress and no notes on stderr; errors only."
-        ),
-        verbose: bool = typer.Option(
-            False,
-            "--verbose",
-            "-v",
-            help="A progress line for every poll (rows, subtasks answered, time taken) instead of about "
-            "one a minute; with --prometheus, one per chunk.",
-        ),
-        no_color: bool = typer.Option(
-            False,
-            "--no-color",
-            help="No ANSI colours: plain progress lines on stderr even on a terminal (also: NO_COLOR set).",
-        ),
+        quiet: Annotated[bool, Quiet()] = False,
+        verbose: Annotated[bool, Verbose(
+            "a progress line for every poll (rows, subtasks answered, time taken) instead of about one a "
+            "minute; with --prometheus, one per chunk.")] = False,
+        no_color: Annotated[bool, NoColor()] = False,
         retries: int = typer.Option(
             3,
             "--retries",
@@ -90,9 +81,7 @@ def register(app: typer.Typer) -> None:
         ca_file: Path | None = typer.Option(  # noqa: B008
             None, "--ca-file", help="With --prometheus: CA bundle to verify the server's TLS certificate."
         ),
-        output_format: str = typer.Option(
-            "text", "--format", "-f", help="The summary on stdout: text (one line) or json."
-        ),
+        output_format: Annotated[str, Format("collect")] = "text",
     ) -> None:
         """Poll every subtask of a running job over REST and write the canonical metrics dump.
 
@@ -122,6 +111,7 @@ def register(app: typer.Typer) -> None:
                 overwrite=overwrite,
                 quiet=quiet,
                 verbose=verbose,
+                live=live_stderr(no_color),
             )
             emit("collect", pulled, fmt, no_color=no_color)
             for note in pulled.notes if not quiet else ():

@@ -7,19 +7,17 @@ from typing import Annotated
 
 import typer
 
-_FORMAT_HELP = ("Output: text, json, sarif, github (workflow annotations), junit, or auto "
-                "(github under GitHub Actions, else text).")
+from flinktune.cli.flags import FlinkVersion, Format, NoColor, Output, Quiet, Verbose
 
 
 def lint(
     files: Annotated[list[str], typer.Argument(
         metavar="FILE...", show_default=False,
         help="Config files, folders (searched recursively) or globs.")],
-    flink_version: Annotated[str | None, typer.Option(
-        "--flink-version", metavar="X.Y",
-        help="Target Flink version; default: what the file states (comment, spec.flinkVersion), the "
-             "project config's, what its keys imply, else 1.20 (docs/lint.md).")] = None,
-    output_format: Annotated[str, typer.Option("--format", "-f", help=_FORMAT_HELP)] = "auto",
+    flink_version: Annotated[str | None, FlinkVersion(
+        "what the file states (comment, spec.flinkVersion), the project config's, what its keys imply, "
+        "else 1.20 (docs/lint.md)")] = None,
+    output_format: Annotated[str, Format("lint")] = "auto",
     fail_on: Annotated[str | None, typer.Option(
         "--fail-on", metavar="error|warning|info",
         help="Exit 1 when a finding is at or above this severity (default: the project config's "
@@ -59,15 +57,10 @@ def lint(
     plan: Annotated[Path | None, typer.Option(
         "--plan", metavar="FILE",
         help="Job plan JSON (/jobs/:jobid/plan): the network-buffer check uses the real job graph.")] = None,
-    output: Annotated[Path | None, typer.Option(
-        "--output", "-o", metavar="FILE", help="Write the report to FILE.")] = None,
-    verbose: Annotated[bool, typer.Option(
-        "--verbose", "-v", help="Show why, references and the Flink version used.")] = False,
-    no_color: Annotated[bool, typer.Option(
-        "--no-color", help="No ANSI colours (also: NO_COLOR set, or stdout not a terminal).")] = False,
-    quiet: Annotated[bool, typer.Option(
-        "--quiet", "-q",
-        help="No notes on stderr (versions assumed, baseline written); errors only.")] = False,
+    output: Annotated[Path | None, Output()] = None,
+    verbose: Annotated[bool, Verbose("why, references and the Flink version used.")] = False,
+    no_color: Annotated[bool, NoColor()] = False,
+    quiet: Annotated[bool, Quiet()] = False,
 ) -> None:
     """Lint Flink configuration files: flink-conf.yaml, config.yaml, FlinkDeployment manifests, ConfigMaps."""
     # `flinktune lint` usually arrives via flinktune.cli.app.main's typer-free route (lint_run.py);

@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 
 from flinktune.cli.common import EXIT_OK, checked_format, emit, guarded
+from flinktune.cli.flags import FlinkVersion, Format, NoColor, Output, Profile, Quiet, Verbose
 
 
 def model(
@@ -49,12 +50,9 @@ def model(
         help="Network memory per TaskManager (default derived from process size).")] = None,
     hot_channels: Annotated[str | None, typer.Option(
         "--hot-channels", help="Channels of a gate with backlog (skew) (default all).")] = None,
-    flink_version: Annotated[str | None, typer.Option(
-        "--flink-version", metavar="X.Y",
-        help="Flink version (default: the profile's, else the --config file's as lint reads it, else 1.20).")
-    ] = None,
-    profile: Annotated[Path | None, typer.Option(
-        "--profile", metavar="FILE", help="YAML file of parameter: value pairs (flags override it).")] = None,
+    flink_version: Annotated[str | None, FlinkVersion(
+        "the profile's, else the --config file's as lint reads it, else 1.20")] = None,
+    profile: Annotated[Path | None, Profile("parameter: value pairs")] = None,
     config: Annotated[Path | None, typer.Option(
         "--config", metavar="FILE", help="Take what a Flink config file sets (flags override it).")] = None,
     sweep: Annotated[str | None, typer.Option(
@@ -64,19 +62,12 @@ def model(
         "--chart", metavar="QUANTITY", help="Quantity charted in a sweep.")] = "channel_throughput",
     show: Annotated[str | None, typer.Option(
         "--show", metavar="Q1,Q2", help="Quantities shown as columns in a sweep.")] = None,
-    output_format: Annotated[str, typer.Option("--format", "-f", help="text or json.")] = "text",
-    output: Annotated[Path | None, typer.Option(
-        "--output", "-o", metavar="FILE", help="Write the report to FILE (atomically) instead of stdout.")
-    ] = None,
-    verbose: Annotated[bool, typer.Option(
-        "--verbose", "-v", help="Also say where every input came from (flag, profile, config line, "
-        "default), in the text report.")] = False,
-    quiet: Annotated[bool, typer.Option(
-        "--quiet", "-q", help="Errors only on stderr (model prints no progress or notes there anyway; "
-        "accepted as in every command).")] = False,
-    no_color: Annotated[bool, typer.Option(
-        "--no-color", help="No ANSI colours (the model's report never has any; accepted as in every "
-        "command).")] = False,
+    output_format: Annotated[str, Format("model")] = "text",
+    output: Annotated[Path | None, Output()] = None,
+    verbose: Annotated[bool, Verbose(
+        "in the text report, where every input came from (flag, profile, config line, default).")] = False,
+    quiet: Annotated[bool, Quiet()] = False,
+    no_color: Annotated[bool, NoColor()] = False,
 ) -> None:
     """What-if: credit, RTT, bandwidth, buffer timeout and network memory of Flink's network stack."""
     flags = {
@@ -88,9 +79,7 @@ def model(
         "process-size": process_size, "network-memory": network_memory, "hot-channels": hot_channels,
     }
 
-    # The text report is plain (rich with no colour system) and model writes nothing on stderr
-    # but errors, so --no-color and --quiet change nothing here; they exist so that every command
-    # takes the same shared flags.
+    # Nothing but errors goes to stderr here: --quiet holds as it is.
     del quiet
 
     def run() -> int:

@@ -5,7 +5,6 @@ Called by ``collect_cmd`` only (which reports the result); imports nothing of it
 
 from __future__ import annotations
 
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -35,8 +34,10 @@ def pull(
     overwrite: bool,
     quiet: bool = False,
     verbose: bool = False,
+    live: bool = False,
 ) -> Any:
-    """The ``PrometheusResult`` of the pull; bad input is one line and exit 2 (``guarded``)."""
+    """The ``PrometheusResult`` of the pull; bad input is one line and exit 2 (``guarded``).
+    ``live``: a chunk counter redrawn in place (a terminal, colour allowed), else plain lines."""
 
     def run() -> Any:
         from flinktune.collect.prometheus import PrometheusOptions, collect_prometheus, read_credentials
@@ -67,7 +68,7 @@ def pull(
         def on_chunk(done: int, total: int, rows: int) -> None:
             if quiet:
                 return
-            if sys.stderr.isatty():
+            if live:
                 # -v on a terminal: every chunk keeps its line instead of being redrawn.
                 typer.echo(f"\rchunk {done}/{total}, {rows} rows", err=True, nl=verbose or done == total)
             elif verbose:

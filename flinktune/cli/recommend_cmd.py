@@ -15,16 +15,16 @@ from typing import Annotated, Any
 import typer
 
 from flinktune.cli.common import EXIT_OK, around_spark_run, checked_format, emit, guarded
+from flinktune.cli.flags import FlinkVersion, Format, NoColor, Profile, Quiet, Verbose
 
 
 def recommend(
     file: Annotated[Path, typer.Argument(
         metavar="FILE", show_default=False,
         help="flink-conf.yaml, config.yaml or a FlinkDeployment manifest.")],
-    flink_version: Annotated[str | None, typer.Option(
-        "--flink-version", metavar="X.Y",
-        help="Target Flink version; default: the profile's, the file's (a '# flinktune: flink-version=' "
-             "comment, spec.flinkVersion), what its keys imply, else 1.20 (as lint).")] = None,
+    flink_version: Annotated[str | None, FlinkVersion(
+        "the profile's, the file's (a '# flinktune: flink-version=' comment, spec.flinkVersion), what its "
+        "keys imply, else 1.20 (as lint)")] = None,
     rtt: Annotated[str | None, typer.Option(
         "--rtt", help="Round trip between TaskManagers, e.g. 2ms (default: 1ms, assumed, said so).")] = None,
     bandwidth: Annotated[str | None, typer.Option(
@@ -50,8 +50,7 @@ def recommend(
         "--workload", metavar="streaming|batch",
         help="Default: batch when execution.runtime-mode is BATCH or the plan's type is BATCH, else "
              "streaming.")] = None,
-    profile: Annotated[Path | None, typer.Option(
-        "--profile", metavar="FILE", help="YAML mapping of the options above (flags win).")] = None,
+    profile: Annotated[Path | None, Profile("the options above")] = None,
     metrics: Annotated[list[str] | None, typer.Option(
         "--metrics", metavar="DUMP", help="Metrics dump to analyse (repeatable; runs Spark).")] = None,
     plan: Annotated[Path | None, typer.Option(
@@ -65,24 +64,16 @@ def recommend(
         "--output", "-o", metavar="FILE",
         help="Write the recommended config (not the report: that stays on stdout) to FILE instead of "
              "editing FILE; atomic.")] = None,
-    output_format: Annotated[str, typer.Option(
-        "--format", "-f", help="text, json or html (one self-contained page).")] = "text",
+    output_format: Annotated[str, Format("recommend")] = "text",
     follow_symlinks: Annotated[bool, typer.Option(
         "--follow-symlinks", help="Let --write write through a symlink into another folder.")] = False,
-    quiet: Annotated[bool, typer.Option(
-        "--quiet", "-q", help="No progress (--metrics) and no notes ('wrote ...') on stderr; errors only.")
-    ] = False,
-    verbose: Annotated[bool, typer.Option(
-        "--verbose", "-v", help="Also say on stderr which Flink version each document was judged by and "
-        "why; with --metrics, show Spark's own log.")] = False,
-    no_color: Annotated[bool, typer.Option(
-        "--no-color", help="No ANSI colours (recommend's report never has any; accepted as in every "
-        "command).")] = False,
+    quiet: Annotated[bool, Quiet()] = False,
+    verbose: Annotated[bool, Verbose(
+        "on stderr, which Flink version each document was judged by and why; with --metrics, Spark's own "
+        "log.")] = False,
+    no_color: Annotated[bool, NoColor()] = False,
 ) -> None:
     """Recommend network-stack settings for a Flink config, with the model's numbers and a diff."""
-
-    # The report is plain text, JSON or HTML, never ANSI-coloured: --no-color has nothing to turn off.
-    del no_color
 
     def note(line: str) -> None:
         # --quiet: errors only; every other line on stderr is a note.
@@ -112,7 +103,7 @@ def recommend(
                                     timeline=fmt == "html", spark_log=verbose,
                                     progress=lambda message: note(f"flinktune: {message}"),
                                     explain=note if verbose else None)
-        emit("recommend", result, fmt, inputs=result.inputs)
+        emit("recommend", result, fmt, no_color=no_color, inputs=result.inputs)
         _write(result, write, output, follow_symlinks, note)
         return EXIT_OK
 

@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 
 from flinktune.cli.common import EXIT_BAD_INPUT, EXIT_FINDINGS, EXIT_OK, checked_format, emit, fail, guarded
+from flinktune.cli.flags import Format, NoColor, Output, Quiet, Verbose
 
 RulesOption = Annotated[list[Path] | None,
                         typer.Option("--rules", metavar="DIR", help="Extra rule folder (repeatable).")]
@@ -18,32 +19,25 @@ def register(app: typer.Typer) -> None:
 
     @rules_app.command("list")
     def list_rules(
-        format: Annotated[str, typer.Option(
-            "--format", "-f", help="text, json or markdown.")] = "text",
+        format: Annotated[str, Format("rules")] = "text",
         rules: RulesOption = None,
-        output: Annotated[Path | None, typer.Option(
-            "--output", "-o", metavar="FILE",
-            help="Write the report to FILE (atomically) instead of stdout.")] = None,
-        verbose: Annotated[bool, typer.Option(
-            "--verbose", "-v", help="Text: also why each rule exists and the file it comes from "
-            "(json and markdown always have both).")] = False,
-        quiet: Annotated[bool, typer.Option(
-            "--quiet", "-q", help="Errors only on stderr (rules list prints nothing else there; "
-            "accepted as in every command).")] = False,
-        no_color: Annotated[bool, typer.Option(
-            "--no-color", help="No ANSI colours (the list never has any; accepted as in every "
-            "command).")] = False,
+        output: Annotated[Path | None, Output()] = None,
+        verbose: Annotated[bool, Verbose(
+            "in text, why each rule exists and the file it comes from (json and markdown always have "
+            "both).")] = False,
+        quiet: Annotated[bool, Quiet()] = False,
+        no_color: Annotated[bool, NoColor()] = False,
     ) -> None:
         """List every rule (bundled plus --rules folders)."""
         from flinktune.rules import load_rules
 
-        # Nothing here writes colour or stderr notes; the flags exist so every command takes them.
-        del quiet, no_color
+        # Nothing but errors goes to stderr here: --quiet holds as it is.
+        del quiet
 
         def run() -> None:
             fmt = checked_format("rules", format)
             ruleset = load_rules(extra_dirs=tuple(rules or ()))
-            emit("rules", ruleset, fmt, output=output, verbose=verbose, inputs=rules or ())
+            emit("rules", ruleset, fmt, output=output, no_color=no_color, verbose=verbose, inputs=rules or ())
 
         guarded(run)
 

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from flinktune.cli.common import EXIT_OK, checked_format, emit, guarded, live_stderr, stage_progress
+from flinktune.cli.flags import Format, NoColor, Output, Quiet, Verbose
 
 if TYPE_CHECKING:
     from flinktune.sim.result import SimResult
@@ -24,23 +25,18 @@ def register(app: typer.Typer) -> None:
             "--sweep", help="KEY=V1,V2,... e.g. buffer-timeout=0ms,1ms,5ms,10ms,100ms")] = None,
         export: Annotated[Path | None, typer.Option(
             "--export", help="Write a metrics dump (metrics.parquet + plan.json) into this folder.")] = None,
-        output_format: Annotated[str, typer.Option("--format", "-f", help="text or json")] = "text",
-        output: Annotated[Path | None, typer.Option(
-            "--output", "-o", metavar="FILE",
-            help="Write the report to FILE (atomically) instead of stdout.")] = None,
+        output_format: Annotated[str, Format("simulate")] = "text",
+        output: Annotated[Path | None, Output()] = None,
         charts: Annotated[bool, typer.Option(
             "--charts/--no-charts", help="Terminal charts over time.")] = True,
         reference: Annotated[bool, typer.Option(
             "--reference", help="Simulate every subtask even when a large job repeats per TaskManager "
             "block (slower; see docs/simulator.md, Large jobs).")] = False,
-        quiet: Annotated[bool, typer.Option(
-            "--quiet", "-q", help="No progress and no notes on stderr; errors only.")] = False,
-        verbose: Annotated[bool, typer.Option(
-            "--verbose", "-v", help="Also one line per run on stderr: events simulated, wall time, "
-            "whether the large-job fast path was used.")] = False,
-        no_color: Annotated[bool, typer.Option(
-            "--no-color", help="No ANSI colours: plain progress lines on stderr even on a terminal "
-            "(also: NO_COLOR set); the report itself is never coloured.")] = False,
+        quiet: Annotated[bool, Quiet()] = False,
+        verbose: Annotated[bool, Verbose(
+            "one line per run on stderr: events simulated, wall time, whether the large-job fast path "
+            "was used.")] = False,
+        no_color: Annotated[bool, NoColor()] = False,
     ) -> None:
         """Simulate Flink's network stack for a scenario and print throughput, latency and pool usage.
 

@@ -11,10 +11,11 @@ _DEFAULT_COLUMNS = ("channel_throughput", "credit_ceiling", "nic_fair_share", "f
                     "added_latency_mean", "buffers_required_per_taskmanager", "fits")
 
 
-def render_model_text(result: ModelResult, verbose: bool = False) -> str:
-    """The text report; ``verbose`` adds where every input came from."""
+def render_model_text(result: ModelResult, verbose: bool = False, color: bool = False) -> str:
+    """The text report; ``verbose`` adds where every input came from, ``color`` bold table headers."""
     return _render_text(result.version, result.values, result.sources, list(result.notes), result.quantities,
-                        result.swept, result.chart, result.show, list(result.origins) if verbose else None)
+                        result.swept, result.chart, result.show, list(result.origins) if verbose else None,
+                        color)
 
 
 def render_model_json(result: ModelResult) -> str:
@@ -70,7 +71,7 @@ def _scalar(value: Any) -> Any:
 
 def _render_text(version: Any, values: dict[str, Any], sources: dict[str, str], notes: list[str],
                  quantities: dict[str, Any], swept: tuple[str, Any] | None, chart: str,
-                 show: str | None, origins: list[str] | None = None) -> str:
+                 show: str | None, origins: list[str] | None = None, color: bool = False) -> str:
     import io
 
     import numpy as np
@@ -81,7 +82,8 @@ def _render_text(version: Any, values: dict[str, Any], sources: dict[str, str], 
     from flinktune.model.sweep import PARAM_BY_NAME
 
     buffer = io.StringIO()
-    console = Console(file=buffer, width=120, color_system=None, highlight=False)
+    console = Console(file=buffer, width=120, color_system="standard" if color else None,
+                      force_terminal=color, highlight=False)
     console.print(f"flinktune model  (Flink {version})")
     inputs = ", ".join(f"{name}={_fmt(_scalar(v), PARAM_BY_NAME[name].unit)}" for name, v in values.items()
                        if np.ndim(v) == 0)

@@ -10,8 +10,10 @@ from typing import Any
 from flinktune.advise.engine import Effect, ProposedChange, Recommendation
 from flinktune.advise.state import jsonable
 from flinktune.change import Applicability
+from flinktune.findings import Severity
 from flinktune.model.network_fit import fit_words
 from flinktune.report.diff import unified_diff
+from flinktune.report.text import bold, in_colour
 
 _ENV_ORDER = ("flink-version", "workload", "parallelism", "slots", "taskmanagers", "exchanges", "rtt",
               "bandwidth", "rate", "record-size", "skew", "latency-target")
@@ -125,7 +127,9 @@ def _network_lines(rec: Recommendation) -> list[str]:
     return out
 
 
-def render_recommendation_text(rec: Recommendation, *, diff: bool = True) -> str:
+def render_recommendation_text(rec: Recommendation, *, diff: bool = True, color: bool = False) -> str:
+    """The text report of one document; ``color``: headings bold, a configuration that does not fit
+    in red (a terminal)."""
     name = f" ({rec.name})" if rec.name else ""
     lines = [f"{rec.path}{name}: recommendations for Flink {rec.version}", "", "Environment:"]
     lines.extend(_environment_lines(rec))
@@ -188,12 +192,23 @@ def render_recommendation_text(rec: Recommendation, *, diff: bool = True) -> str
         lines.append("Notes:")
         for note in rec.notes:
             lines.extend(textwrap.wrap(note, 100, initial_indent="  - ", subsequent_indent="    "))
+    if color:
+        lines = [_coloured(line, index == 0) for index, line in enumerate(lines)]
     if diff:
-        patch = unified_diff(rec.original_text, rec.new_text, rec.path)
+        patch = unified_diff(rec.original_text, rec.new_text, rec.path, color=color)
         if patch:
             lines.append("")
             lines.append(patch.rstrip("\n"))
     return "\n".join(lines) + "\n"
+
+
+def _coloured(line: str, first: bool) -> str:
+    if line and not line[0].isspace() and (first or line.endswith(":")):
+        return bold(line)                                   # the title and the section headings
+    for verdict in ("DOES NOT FIT", "does NOT fit", "Flink refuses", "memory setup refused"):
+        if verdict in line:
+            return line.replace(verdict, in_colour(Severity.ERROR, verdict))
+    return line
 
 
 def _change_json(change: ProposedChange) -> dict[str, Any]:

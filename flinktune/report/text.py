@@ -31,6 +31,21 @@ def visible(text: str) -> str:
 
 _COLOURS = {Severity.ERROR: "\x1b[31m", Severity.WARNING: "\x1b[33m", Severity.INFO: "\x1b[36m"}
 _BOLD, _DIM, _RESET = "\x1b[1m", "\x1b[2m", "\x1b[0m"
+_GREEN = "\x1b[32m"
+
+
+def in_colour(severity: Severity, text: str) -> str:
+    """``text`` in the colour of ``severity`` (red errors, yellow warnings, cyan info), for every text
+    report that shows severities."""
+    return f"{_COLOURS[severity]}{text}{_RESET}"
+
+
+def bold(text: str) -> str:
+    return f"{_BOLD}{text}{_RESET}"
+
+
+def added(text: str) -> str:
+    return f"{_GREEN}{text}{_RESET}"
 
 
 def _plural(count: int, word: str) -> str:
@@ -40,8 +55,8 @@ def _plural(count: int, word: str) -> str:
 def _finding_lines(finding: Finding, result: LintResult, color: bool, verbose: bool) -> list[str]:
     severity = finding.severity.value
     if color:
-        severity = f"{_COLOURS[finding.severity]}{severity}{_RESET}"
-        code = f"{_BOLD}{finding.code}{_RESET}"
+        severity = in_colour(finding.severity, severity)
+        code = bold(finding.code)
     else:
         code = finding.code
     where, message = visible(str(finding.location)), visible(finding.message)

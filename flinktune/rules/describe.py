@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import json
 import textwrap
+from collections.abc import Callable
 from typing import Any
 
 import yaml
 
+from flinktune.findings import Severity
 from flinktune.rules.functions import FUNCTIONS
 from flinktune.rules.ruleset import Rule, RuleSet
 from flinktune.rules.spec import SCOPE_BINDINGS, Example
@@ -38,13 +40,17 @@ def rule_data(rule: Rule) -> dict[str, Any]:
     }
 
 
-def render_list_text(ruleset: RuleSet, verbose: bool = False) -> str:
-    """One rule per two lines; ``verbose`` adds why each rule exists and the file it comes from."""
+def render_list_text(ruleset: RuleSet, verbose: bool = False,
+                     paint: Callable[[Severity, str], str] | None = None) -> str:
+    """One rule per two lines; ``verbose`` adds why each rule exists and the file it comes from;
+    ``paint`` colours a severity (the report's colours on a terminal)."""
     lines = []
     for rule in ruleset:
         fix = "" if rule.fix is None else " [fix: safe]" if rule.fix.safe else " [fix]"
         versions = "" if rule.versions.strip() in ("*", "") else f" (Flink {rule.versions})"
-        lines.append(f"{rule.code}  {rule.severity.value:<7}  {rule.name}{versions}{fix}")
+        value = rule.severity.value
+        severity = (paint(rule.severity, value) if paint else value) + " " * (7 - len(value))
+        lines.append(f"{rule.code}  {severity}  {rule.name}{versions}{fix}")
         lines.append(f"        {rule.summary}")
         if verbose:
             lines.extend(textwrap.wrap("why: " + " ".join(rule.why.split()), 100, initial_indent=" " * 8,

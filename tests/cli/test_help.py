@@ -118,7 +118,7 @@ SHARED_FLAGS: dict[str, tuple[str, ...]] = {
     "simulate": (*EVERY, *REPORT),                  # a scenario states no Flink version, takes no profile
     "analyze": (*EVERY, *REPORT, "--flink-version"),
     "recommend": (*EVERY, *REPORT, "--flink-version", "--profile"),   # -o: the recommended config
-    "collect": (*EVERY, "--output"),                # -o: the dump's folder; its report is one line
+    "collect": (*EVERY, *REPORT),                   # -o: the dump's folder; its report: one line or JSON
     "rules list": (*EVERY, *REPORT),
 }
 # They print a rule or a pass/fail count: no report to format or redirect.

@@ -13,7 +13,7 @@ SCHEMA_VERSION = 2
 def text(result: Any, how: How) -> str:
     from flinktune.report.model import render_model_text
 
-    return render_model_text(result, verbose=how.verbose)
+    return render_model_text(result, verbose=how.verbose, color=how.color)
 
 
 def json(result: Any, how: How) -> str:

@@ -15,8 +15,8 @@ def text(result: Any, how: How) -> str:
     from flinktune.report.diff import unified_diff
     from flinktune.report.recommend import render_recommendation_text
 
-    parts = [render_recommendation_text(rec, diff=False) for rec in result.recommendations]
-    patch = unified_diff(result.original_text, result.new_text, result.path)
+    parts = [render_recommendation_text(rec, diff=False, color=how.color) for rec in result.recommendations]
+    patch = unified_diff(result.original_text, result.new_text, result.path, color=how.color)
     if patch:
         parts.append("\n" + patch)
     return "".join(parts)

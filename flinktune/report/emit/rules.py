@@ -11,9 +11,10 @@ SCHEMA_VERSION = 2
 
 
 def text(result: Any, how: How) -> str:
+    from flinktune.report.text import in_colour
     from flinktune.rules.describe import render_list_text
 
-    return render_list_text(result, verbose=how.verbose)
+    return render_list_text(result, verbose=how.verbose, paint=in_colour if how.color else None)
 
 
 def json(result: Any, how: How) -> str:
