@@ -320,15 +320,42 @@ def test_simulate_no_color_gives_plain_progress_on_a_terminal(scenario: Path) ->
 
 
 @pytest.mark.parametrize("argv", [
-    ["model", "--rtt", "2ms"],
+    ["model", "--config", str(CONF / "flink-2.x.config.yaml")],
     ["rules", "list"],
     ["recommend", str(CONF / "legacy-1.x.flink-conf.yaml")],
 ])
-def test_commands_that_never_colour_accept_no_color(argv: list[str]) -> None:
-    plain = _invoke(*argv)
-    flagged = _invoke(*argv, "--no-color")
-    assert plain.exit_code == flagged.exit_code == 0, flagged.output
-    assert flagged.stdout == plain.stdout and ESC not in flagged.stdout
+def test_text_reports_are_coloured_on_a_terminal_and_plain_with_no_color(argv: list[str]) -> None:
+    # Before issue 25 these reports were never coloured and --no-color did nothing in them.
+    code, coloured = _on_terminal(argv, "stdout")
+    assert code == 0 and ESC in coloured
+    for flags, env in ((["--no-color"], None), ([], {"NO_COLOR": "1"})):
+        code, plain = _on_terminal([*argv, *flags], "stdout", env)
+        assert code == 0 and ESC not in plain, (argv, flags)
+    piped = _invoke(*argv)
+    assert piped.exit_code == 0 and ESC not in piped.stdout          # not a terminal: never coloured
+
+
+@pytest.mark.parametrize(("argv", "notes"), [
+    (["lint", str(CONF / "legacy-1.x.flink-conf.yaml"), "--flink-version", "9.9"], True),   # newer than known
+    (["rules", "list"], False),
+    (["model", "--config", str(CONF / "flink-2.x.config.yaml")], False),
+    (["recommend", str(CONF / "legacy-1.x.flink-conf.yaml"), "-o", "{tmp}/out.yaml"], True),  # "wrote ..."
+    (["simulate", "{scenario}", "--no-charts", "--export", "{tmp}/dump"], True),             # stages, "wrote"
+])
+def test_quiet_leaves_stderr_empty(argv: list[str], notes: bool, scenario: Path, tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    argv = [a.format(tmp=tmp_path, scenario=scenario) for a in argv]
+
+    def run(*extra: str) -> subprocess.CompletedProcess[bytes]:
+        done = subprocess.run([sys.executable, "-m", "flinktune", *argv, *extra], capture_output=True,
+                              cwd=tmp_path, timeout=300, check=False)
+        assert done.returncode in (0, 1) and done.stdout, done.stderr
+        return done
+
+    assert bool(run().stderr) == notes          # what -q has to drop (model and rules list: nothing)
+    assert run("-q").stderr == b""
 
 
 def test_lint_quiet_drops_notes_on_both_routes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
