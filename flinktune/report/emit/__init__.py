@@ -40,8 +40,6 @@ class How(NamedTuple):
     fail_on: str | None = None        # the severity that fails the run (junit marks those as failures)
 
 
-Emitter = Callable[[Any, How], Any]
-
 # What holds for a format whatever the command (registered once, here):
 # its output is finished here (the JSON envelope) ...
 _ENVELOPED = ("json",)
@@ -59,10 +57,13 @@ _NEEDS["html"] = _html_extra
 
 
 def _module(command: str) -> Any:
+    name = f"flinktune.report.emit.{command}"
     try:
-        return importlib.import_module(f"flinktune.report.emit.{command.replace(' ', '_')}")
+        return importlib.import_module(name)
     except ModuleNotFoundError as error:
-        raise UsageError(f"no reports for a command '{command}'") from error
+        if error.name != name:
+            raise
+        raise UsageError(f"no reports for a command '{command}'") from None
 
 
 def formats(command: str) -> tuple[str, ...]:
