@@ -353,7 +353,7 @@ def _analyze_cmd(folder: Path) -> list[str]:
 
 def warm_class_cache(folder: Path, cache: Path, timeout_s: float = 300) -> bool:
     """One analysis records the driver's class list; its detached builder then writes the
-    class-data archive (flinktune/analysis/class_cache.py). Wait for it, as a second run would."""
+    class-data archive (flinktune/spark/class_cache.py). Wait for it, as a second run would."""
     os.environ["FLINKTUNE_CACHE_DIR"] = str(cache)
     if list(cache.glob("spark-*.jsa")):
         return True

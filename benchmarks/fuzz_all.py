@@ -367,8 +367,8 @@ def run_dumps(total_rows: int, batches: int, seed: int) -> dict[str, Any]:
 
     from flinktune.analysis import AnalysisOptions, names, run_analysis
     from flinktune.analysis import load as L
-    from flinktune.analysis.session import build_session
     from flinktune.errors import FlinktuneError
+    from flinktune.spark.session import build_session
 
     spark = build_session("local[2]", {"spark.sql.shuffle.partitions": "2"})
     rng = random.Random(seed)

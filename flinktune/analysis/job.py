@@ -607,7 +607,7 @@ def analyze(
     spark_log: bool = False,
 ) -> AnalysisResult:
     """Start (or reuse) a session and run the analysis (``spark_log``: Spark's own log on stderr)."""
-    from flinktune.analysis.session import after_run, build_session
+    from flinktune.spark.session import after_run, build_session
 
     say = progress or (lambda _msg: None)
     if session is not None:
@@ -637,7 +637,7 @@ def analyze(
         cancel.set()
         # A failed run starts no class-data archive build (the CLI's note says so); the class
         # list this JVM records is dropped.
-        from flinktune.analysis import class_cache
+        from flinktune.spark import class_cache
 
         with contextlib.suppress(Exception):
             class_cache.drop_recording(class_cache.locate())
@@ -645,7 +645,7 @@ def analyze(
     except BaseException:
         cancel.set()
         # Ctrl-C / SIGTERM: end the JVM this run started (and its temp folders); no cache build.
-        from flinktune.analysis.session import stop_started_processes
+        from flinktune.spark.session import stop_started_processes
 
         stop_started_processes()
         raise

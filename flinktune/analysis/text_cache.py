@@ -51,8 +51,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
 from flinktune.analysis import load
-from flinktune.analysis.class_cache import alive, cache_dir
 from flinktune.errors import MetricsError
+from flinktune.spark.class_cache import alive, cache_dir
 
 if TYPE_CHECKING:
     import pyarrow as pa

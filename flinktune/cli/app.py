@@ -110,8 +110,8 @@ def main() -> None:
 
 def _end_spark() -> None:
     """The command is done (or failed): a Spark JVM it started that may end at once is ended now,
-    not after this process exits (flinktune.analysis.session.end_at_exit)."""
-    session = sys.modules.get("flinktune.analysis.session")
+    not after this process exits (flinktune.spark.session.end_at_exit)."""
+    session = sys.modules.get("flinktune.spark.session")
     if session is not None:
         session.end_at_exit()
 

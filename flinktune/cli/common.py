@@ -89,7 +89,7 @@ def interrupted_exit_code(signum: int | None = None) -> int:
 def stop_children() -> None:
     """End every process flinktune started in this run (the Spark JVM and what it spawned) and
     remove their temp files; a no-op when none was started."""
-    session = sys.modules.get("flinktune.analysis.session")
+    session = sys.modules.get("flinktune.spark.session")
     if session is not None:
         session.stop_started_processes()
 
@@ -214,7 +214,7 @@ def around_spark_run(quiet: bool = False) -> Iterator[None]:
       (``logging.exception``, which configures a stderr handler when there is none) when a signal
       interrupts a call into the JVM; the CLI reports an interruption in one line instead;
     - one line on stderr, after the run, when it started the one-time background build of Spark's
-      class-data archive (flinktune/analysis/class_cache.py), with the way to turn it off. Nothing
+      class-data archive (flinktune/spark/class_cache.py), with the way to turn it off. Nothing
       when the run failed (no build starts then) or with ``quiet``.
     """
     import logging
@@ -225,7 +225,7 @@ def around_spark_run(quiet: bool = False) -> Iterator[None]:
     cache = None
     if not quiet:
         try:
-            from flinktune.analysis import class_cache
+            from flinktune.spark import class_cache
 
             cache = class_cache.locate()
             if not class_cache.first_build_pending(cache):
@@ -234,7 +234,7 @@ def around_spark_run(quiet: bool = False) -> Iterator[None]:
             cache = None
     yield
     if cache is not None and (cache.lock.exists() or cache.archive.is_file()):
-        from flinktune.analysis.class_cache import SWITCH_ENV
+        from flinktune.spark.class_cache import SWITCH_ENV
 
         sys.stderr.write(
             f"flinktune: note: first Spark run here: a background `java -Xshare:dump` now keeps a "

@@ -16,7 +16,7 @@ def spark() -> Iterator[object]:
     """One local Spark session for the dump tests in this folder (starting one costs seconds)."""
     if shutil.which("java") is None:
         pytest.skip("Java is not installed")
-    from flinktune.analysis.session import build_session
+    from flinktune.spark.session import build_session
 
     session = build_session("local[2]", {"spark.sql.shuffle.partitions": "2"})
     yield session

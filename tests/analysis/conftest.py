@@ -30,7 +30,7 @@ def real_dump(name: str) -> Path:
 def spark() -> Iterator[object]:
     if shutil.which("java") is None:
         pytest.skip("Java is not installed")
-    from flinktune.analysis.session import build_session
+    from flinktune.spark.session import build_session
 
     session = build_session("local[2]", {"spark.sql.shuffle.partitions": "2"})
     yield session

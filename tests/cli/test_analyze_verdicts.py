@@ -28,7 +28,7 @@ def spark() -> Iterator[object]:
     if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
         pytest.skip("Java is not installed: Spark cannot start, so analyze cannot be exercised")
     pytest.importorskip("pyarrow")
-    from flinktune.analysis.session import build_session
+    from flinktune.spark.session import build_session
 
     yield build_session("local[2]", {"spark.sql.shuffle.partitions": "2"})
 

@@ -1,8 +1,10 @@
-"""The detached class-cache builder (flinktune/analysis/class_cache.py) ended by a signal leaves no
+"""The detached class-cache builder (flinktune/spark/class_cache.py) ended by a signal leaves no
 half-written state: no lock (which would block builds for 15 minutes), no class list, no args file
 of an archive that does not exist, no temporary archive (issue 15, defect 1).
 
 Before: SIGTERM killed the builder where it stood and left the lock and the args file behind.
+The signal is sent once the builder has its handlers (Linux: SIGTERM in its SigCgt mask in /proc), not after a
+fixed delay: on a busy machine a delay could land during interpreter start-up (issue 25).
 """
 
 from __future__ import annotations
@@ -18,6 +20,24 @@ import pytest
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
 
 
+def _wait_until_handled(pid: int, timeout_s: float = 30.0) -> None:
+    """Until the builder has its handlers: it installs SIGTERM's last, and Python catches SIGINT from
+    the start, so the SIGTERM bit of SigCgt in /proc/PID/status is the one to wait for."""
+    signum = signal.SIGTERM
+    status = Path(f"/proc/{pid}/status")
+    if not status.exists():  # no procfs: past interpreter start-up on any machine this runs on
+        time.sleep(3.0)
+        return
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        caught = next((int(line.split()[1], 16) for line in status.read_text().splitlines()
+                       if line.startswith("SigCgt:")), 0)
+        if caught >> (signum - 1) & 1:
+            return
+        time.sleep(0.02)
+    raise AssertionError(f"the builder installed no SIGTERM handler within {timeout_s} s")
+
+
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP, signal.SIGINT])
 def test_builder_ended_by_a_signal_cleans_up(tmp_path: Path, signum: int) -> None:
     key = "k" * 20
@@ -29,12 +49,12 @@ def test_builder_ended_by_a_signal_cleans_up(tmp_path: Path, signum: int) -> Non
         (tmp_path / f"spark-{key}.args").write_text("java\n/cp\n")
         (tmp_path / f"spark-{key}.classlist.{stand_in.pid}.part").write_text("java/lang/Object\n")
         builder = subprocess.Popen(
-            [sys.executable, "-m", "flinktune.analysis.class_cache", str(tmp_path), key,
+            [sys.executable, "-m", "flinktune.spark.class_cache", str(tmp_path), key,
              str(stand_in.pid), str(stand_in.pid)],
             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=tmp_path,
         )  # fmt: skip
         try:
-            time.sleep(1.5)  # past interpreter start-up, into the wait
+            _wait_until_handled(builder.pid)
             assert builder.poll() is None, builder.stderr.read() if builder.stderr else ""
             builder.send_signal(signum)
             builder.wait(timeout=20)

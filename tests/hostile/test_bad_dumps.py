@@ -32,7 +32,7 @@ pytestmark = [pytest.mark.spark, pytest.mark.slow]
 def spark() -> Iterator[object]:
     if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
         pytest.skip("Java is not installed: Spark cannot start, so analyze cannot be exercised")
-    from flinktune.analysis.session import build_session
+    from flinktune.spark.session import build_session
 
     # The CLI's own build_session() then finds this session (getOrCreate) instead of starting a JVM.
     yield build_session("local[2]", {"spark.sql.shuffle.partitions": "2"})

@@ -398,7 +398,7 @@ _BOTH_PATHS = """
 import json, sys
 import numpy as np
 from flinktune.analysis import AnalysisOptions, job
-from flinktune.analysis.session import build_session
+from flinktune.spark.session import build_session
 
 spark = build_session("local[2]", {"spark.sql.shuffle.partitions": "2"})
 out = {}

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from flinktune.analysis import class_cache
+from flinktune.spark import class_cache
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -226,7 +226,7 @@ def start_build(cache: ClassCache, jvm_pid: int, classpath: str, jvm_args: list[
             [
                 sys.executable,
                 "-m",
-                "flinktune.analysis.class_cache",
+                "flinktune.spark.class_cache",
                 str(cache.directory),
                 cache.key,
                 str(jvm_pid),
@@ -332,7 +332,8 @@ def _builder_main(directory: str, key: str, jvm_pid: str, parent_pid: str) -> in
     cache = ClassCache(Path(directory), key)
     # Ended from outside (logout, shutdown, kill): unwind through the finally blocks so no
     # half-written archive, class list or lock is left (subprocess.run kills `java -Xshare:dump`).
-    for signum in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
+    # SIGTERM last: a caught SIGTERM tells an observer (the tests) that all three are handled.
+    for signum in (signal.SIGINT, signal.SIGHUP, signal.SIGTERM):
         signal.signal(signum, _raise_ended)
     with contextlib.suppress(OSError):
         os.nice(19)

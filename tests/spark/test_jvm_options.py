@@ -10,7 +10,7 @@ import subprocess
 
 import pytest
 
-from flinktune.analysis import session
+from flinktune.spark import session
 
 
 def test_small_dumps_stop_at_c1_large_and_unknown_get_the_full_jit() -> None:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from flinktune.analysis import session
+from flinktune.spark import session
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -34,7 +34,7 @@ def test_a_jvm_is_ended_at_once_only_when_nothing_would_be_lost() -> None:
 _CHILD = textwrap.dedent(
     """
     import json, os
-    from flinktune.analysis import session
+    from flinktune.spark import session
     spark = session.build_session(input_bytes=1)
     jvm = spark.sparkContext._jvm
     pid = int(jvm.java.lang.ProcessHandle.current().pid())

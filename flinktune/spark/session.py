@@ -21,8 +21,8 @@ import time
 from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any, Final
 
-from flinktune.analysis import class_cache
 from flinktune.errors import MetricsError
+from flinktune.spark import class_cache
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
