@@ -1,5 +1,6 @@
 """``flinktune model``'s report (a ``flinktune.model.what_if.ModelResult``) as text (a rich table, no
-colour; a sweep adds a plain-text bar chart) or JSON (one type per field)."""
+colour; a sweep adds a plain-text bar chart) or JSON (one type per field), and the value formatting
+the model's other reports share (``format_quantity``)."""
 
 from __future__ import annotations
 
@@ -23,7 +24,7 @@ def render_model_json(result: ModelResult) -> str:
                         result.swept)
 
 
-def _fmt(value: Any, unit: str) -> str:
+def format_quantity(value: Any, unit: str) -> str:
     import math
 
     import numpy as np
@@ -62,7 +63,7 @@ def _fmt(value: Any, unit: str) -> str:
     return f"{text} {unit}".rstrip() if unit not in ("", "x") else (text + ("x" if unit == "x" else ""))
 
 
-def _scalar(value: Any) -> Any:
+def scalar(value: Any) -> Any:
     import numpy as np
 
     array = np.asarray(value)
@@ -78,14 +79,14 @@ def _render_text(version: Any, values: dict[str, Any], sources: dict[str, str], 
     from rich.console import Console
     from rich.table import Table
 
-    from flinktune.errors import UsageError
     from flinktune.model.sweep import PARAM_BY_NAME
 
     buffer = io.StringIO()
     console = Console(file=buffer, width=120, color_system="standard" if color else None,
                       force_terminal=color, highlight=False)
     console.print(f"flinktune model  (Flink {version})")
-    inputs = ", ".join(f"{name}={_fmt(_scalar(v), PARAM_BY_NAME[name].unit)}" for name, v in values.items()
+    inputs = ", ".join(f"{name}={format_quantity(scalar(v), PARAM_BY_NAME[name].unit)}"
+                       for name, v in values.items()
                        if np.ndim(v) == 0)
     if inputs:
         console.print(f"inputs: {inputs}")
@@ -102,14 +103,11 @@ def _render_text(version: Any, values: dict[str, Any], sources: dict[str, str], 
         table.add_column("value", justify="right")
         table.add_column("formula")
         for q in quantities.values():
-            table.add_row(q.section, q.name, _fmt(_scalar(q.value), q.unit), q.formula)
+            table.add_row(q.section, q.name, format_quantity(scalar(q.value), q.unit), q.formula)
         console.print(table)
         return buffer.getvalue()
     name, points = swept
-    columns = [c.strip() for c in show.split(",")] if show else list(_DEFAULT_COLUMNS)
-    unknown = [c for c in [*columns, chart] if c not in quantities]
-    if unknown:
-        raise UsageError(f"unknown quantity {', '.join(unknown)} (one of {', '.join(quantities)})")
+    columns = _columns(quantities, show, chart)
     param_unit = PARAM_BY_NAME[name].unit
     table = Table(show_header=True, header_style="bold")
     table.add_column(name, justify="right", overflow="fold")
@@ -120,15 +118,30 @@ def _render_text(version: Any, values: dict[str, Any], sources: dict[str, str], 
     broadcast = {c: np.broadcast_to(np.asarray(quantities[c].value), (size,)) for c in {*columns, chart}}
     limit = 200
     for i in range(min(size, limit)):
-        cells = (_fmt(broadcast[c][i], quantities[c].unit) for c in columns)
-        table.add_row(_fmt(points[i], param_unit), *cells)
+        cells = (format_quantity(broadcast[c][i], quantities[c].unit) for c in columns)
+        table.add_row(format_quantity(points[i], param_unit), *cells)
     console.print(table)
     if size > limit:
         console.print(f"... {size - limit} more rows (use --format json for all)")
     console.print(f"\n{chart} ({quantities[chart].formula}) against {name}:")
-    console.print(_bar_chart([_fmt(points[i], param_unit) for i in range(min(size, limit))],
+    console.print(_bar_chart([format_quantity(points[i], param_unit) for i in range(min(size, limit))],
                              broadcast[chart][:limit], quantities[chart].unit))
     return buffer.getvalue()
+
+
+def sweep_columns(result: ModelResult) -> list[str]:
+    """The quantities a sweep shows as columns (``--show``, else a default set), checked."""
+    return _columns(result.quantities, result.show, result.chart)
+
+
+def _columns(quantities: dict[str, Any], show: str | None, chart: str) -> list[str]:
+    from flinktune.errors import UsageError
+
+    columns = [c.strip() for c in show.split(",")] if show else list(_DEFAULT_COLUMNS)
+    unknown = [c for c in [*columns, chart] if c not in quantities]
+    if unknown:
+        raise UsageError(f"unknown quantity {', '.join(unknown)} (one of {', '.join(quantities)})")
+    return columns
 
 
 def _bar_chart(labels: list[str], values: Any, unit: str, width: int = 50) -> str:
@@ -146,7 +159,7 @@ def _bar_chart(labels: list[str], values: Any, unit: str, width: int = 50) -> st
         else:
             eighths = round(max(float(value), 0.0) / top * width * 8)
             bar = "█" * (eighths // 8) + ("▏▎▍▌▋▊▉"[eighths % 8 - 1] if eighths % 8 else "")
-        lines.append(f"{label.rjust(label_width)} │{bar.ljust(width)} {_fmt(value, unit)}")
+        lines.append(f"{label.rjust(label_width)} │{bar.ljust(width)} {format_quantity(value, unit)}")
     return "\n".join(lines)
 
 

@@ -117,6 +117,27 @@ def test_model_command_json_and_sweep_chart() -> None:
     assert "credit_ceiling (ceiling = credits * segment" in text.output and "│█" in text.output
 
 
+def test_model_command_markdown_is_the_text_reports_table() -> None:
+    """The markdown format (issue 25: a format added as one emitter in report/emit/model.py): the
+    same figures as the text report, as GitHub tables; a sweep one row per point."""
+    args = ["model", "--parallelism", "200", "--slots", "4", "--flink-version", "1.20"]
+    text, markdown = runner.invoke(app, args), runner.invoke(app, [*args, "-f", "markdown"])
+    assert text.exit_code == markdown.exit_code == 0, markdown.output
+    rows = {line.split(" | ")[1]: line.split(" | ")[2] for line in markdown.output.splitlines()
+            if line.startswith("| ") and not line.startswith("| section")}
+    assert rows["buffers_required_per_taskmanager"] == "2,408" and "2,408" in text.output
+    assert rows["credit_ceiling"] in text.output and rows["fits"] == "yes"
+    assert "|---|---|---:|---|" in markdown.output and "note" not in markdown.output.lower()
+    swept = runner.invoke(app, ["model", "--parallelism", "200", "--sweep", "slots=1,2,4", "-f", "markdown",
+                                "--show", "buffers_required_per_taskmanager,fits"])
+    assert swept.exit_code == 0, swept.output
+    table = [line for line in swept.output.splitlines() if line.startswith("|")]
+    assert table[0] == "| slots | buffers_required_per_taskmanager [buffers] | fits |"
+    assert [row.split(" | ")[0] for row in table[2:]] == ["| 1", "| 2", "| 4"]
+    wrong = runner.invoke(app, ["model", "--sweep", "slots=1,2", "--show", "nope", "-f", "markdown"])
+    assert wrong.exit_code == 2 and "unknown quantity nope" in wrong.output
+
+
 def test_model_command_on_flink_2_says_buffers_are_fixed() -> None:
     ok = runner.invoke(app, ["model", "--flink-version", "2.0"])
     assert ok.exit_code == 0 and "cannot be tuned" in ok.output
