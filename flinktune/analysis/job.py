@@ -25,6 +25,7 @@ from flinktune.analysis import aggregate, load, names
 from flinktune.analysis.diagnose import DEFAULT_SEGMENT_BYTES, JobDiagnosis, build_vertices, diagnose_job
 from flinktune.analysis.facts import bp_level, pivot_subtasks, series_from_rows
 from flinktune.analysis.plan import JobPlan, find_plan_beside, load_plan
+from flinktune.analysis.readers import parquet as parquet_reader
 from flinktune.analysis.series_local import StripPoints
 from flinktune.analysis.timeline import JobTimeline
 from flinktune.errors import MetricsError, UsageError
@@ -168,7 +169,7 @@ def _bounds(
 
     parquet = [prepared.parquet_paths(i) for i in inputs]
     if all(p is not None for p in parquet):
-        found = [load.check_parquet(p) for p in parquet if p is not None]
+        found = [parquet_reader.check_parquet(p) for p in parquet if p is not None]
         if all(f is not None for f in found):
             return min(f[0] for f in found if f), max(f[1] for f in found if f)
     row = df.agg(F.min("ts").alias("lo"), F.max("ts").alias("hi")).collect()[0]
@@ -629,7 +630,9 @@ def analyze(
     try:
         pending = pool.submit(prepare_inputs, inputs, local, cancel)
         session = build_session(master, conf, input_bytes=_scan_bytes(inputs, local), spark_log=spark_log)
-        if not pending.done() and any(i.fmt in ("csv", "json") for i in inputs):
+        from flinktune.analysis import text_cache
+
+        if not pending.done() and any(text_cache.applies(i) for i in inputs):
             say("converting text to parquet (once; kept for the next runs)")
         prepared = pending.result()
         result = run_analysis(session, options, progress, prepared)

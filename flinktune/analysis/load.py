@@ -1,7 +1,8 @@
 """Reading a metrics dump of any accepted shape into the canonical long table.
 
-Accepted (DESIGN.md, docs/metrics-schema.md): parquet, CSV or JSON lines, as a file, a folder
-(partitioned datasets too) or a glob; the canonical long table, REST ids
+Accepted (DESIGN.md, docs/metrics-schema.md): every format of ``analysis/readers`` (parquet, CSV,
+JSON lines, Prometheus scrapes and query_range answers), as a file, a folder (partitioned datasets
+too) or a glob; the canonical long table, REST ids
 (``Shuffle.Netty.Output.Buffers.outPoolUsage``, ``buffers.outPoolUsage``), full Flink metric
 identifiers, Prometheus names (with labels inline or as columns), wide tables with one column per
 metric, and the Prometheus text exposition format (``.prom``/``.txt``, gzipped or not).
@@ -15,8 +16,6 @@ header / first record, never inferred from the data.
 from __future__ import annotations
 
 import glob as globmod
-import gzip
-import json
 import os
 import re
 from collections.abc import Mapping, Sequence
@@ -24,26 +23,27 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
-from flinktune.analysis import names
+from flinktune.analysis import names, readers
+from flinktune.analysis.readers import is_remote
+from flinktune.analysis.readers.parquet import parquet_files, parquet_types
 from flinktune.errors import MetricsError
 from flinktune.globbing import symlink_loop
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame, SparkSession
 
-PARQUET_EXT = (".parquet", ".parq")
-CSV_EXT = (".csv", ".csv.gz", ".tsv")
-JSON_EXT = (".jsonl", ".ndjson", ".json", ".jsonl.gz", ".ndjson.gz", ".json.gz")
-PROM_EXT = (".prom", ".txt", ".prom.gz", ".txt.gz")
+
 # JSON files beside a dump that are not metrics.
 SIDE_FILES = {"plan.json", "ground_truth.json", "job-vertices.json"}
+
+
 
 
 @dataclass(frozen=True)
 class InputSet:
     """Paths of one format, read together."""
 
-    fmt: str  # parquet | csv | json | prometheus | prometheus_range
+    fmt: str  # a reader's NAME (analysis/readers)
     paths: tuple[str, ...]
 
 
@@ -54,21 +54,6 @@ class Filters:
     until_ms: int | None = None
 
 
-def _fmt_of(path: str) -> str | None:
-    low = path.lower()
-    for fmt, exts in (
-        ("parquet", PARQUET_EXT),
-        ("csv", CSV_EXT),
-        ("json", JSON_EXT),
-        ("prometheus", PROM_EXT),
-    ):
-        if low.endswith(exts):
-            return fmt
-    return None
-
-
-def _is_remote(path: str) -> bool:
-    return re.match(r"^[a-zA-Z][a-zA-Z0-9+.-]*://", path) is not None and not path.startswith("file://")
 
 
 def resolve_inputs(items: Sequence[str]) -> list[InputSet]:
@@ -77,8 +62,8 @@ def resolve_inputs(items: Sequence[str]) -> list[InputSet]:
     beside the parquet reads just the parquet."""
     by_fmt: dict[str, list[str]] = {}
     for item in items:
-        if _is_remote(item):
-            fmt = _fmt_of(item.rstrip("/")) or "parquet"
+        if is_remote(item):
+            fmt = readers.format_of(item.rstrip("/")) or "parquet"
             by_fmt.setdefault(fmt, []).append(item)
             continue
         if any(ch in item for ch in "*?["):
@@ -93,7 +78,7 @@ def resolve_inputs(items: Sequence[str]) -> list[InputSet]:
                 raise MetricsError("no file matches this pattern", file=item)
             for m in matched:
                 if os.path.isfile(m) and os.path.basename(m) not in SIDE_FILES:
-                    fmt = _fmt_of(m)
+                    fmt = readers.format_of(m)
                     if fmt is None:
                         continue
                     by_fmt.setdefault(fmt, []).append(m)
@@ -103,24 +88,23 @@ def resolve_inputs(items: Sequence[str]) -> list[InputSet]:
             found: dict[str, list[str]] = {}
             for f in sorted(p.rglob("*")):
                 if f.is_file() and f.name not in SIDE_FILES and not f.name.startswith((".", "_")):
-                    fmt = _fmt_of(f.name)
+                    fmt = readers.format_of(f.name)
                     if fmt is not None:
                         found.setdefault(fmt, []).append(str(f))
-            for fmt in ("parquet", "csv", "json", "prometheus"):
+            for fmt in readers.folder_order():
                 if fmt in found:
                     # Parquet folders are passed whole so Spark discovers k=v partitions.
                     paths = [str(p)] if fmt == "parquet" else found[fmt]
                     by_fmt.setdefault(fmt, []).extend(paths)
                     break
             else:
-                raise MetricsError(
-                    "folder holds no metrics file (.parquet, .csv, .jsonl, .prom)", file=str(p)
-                )
+                raise MetricsError(f"folder holds no metrics file ({readers.labels()})", file=str(p))
         elif p.is_file():
-            fmt = _fmt_of(p.name)
+            fmt = readers.format_of(p.name)
             if fmt is None:
                 raise MetricsError(
-                    "unknown dump format (expected .parquet, .csv, .jsonl or a Prometheus .prom/.txt scrape)",
+                    f"unknown dump format (expected one of {readers.labels()}, or a Prometheus query_range "
+                    "answer as .json)",
                     file=str(p),
                 )
             by_fmt.setdefault(fmt, []).append(str(p))
@@ -128,16 +112,7 @@ def resolve_inputs(items: Sequence[str]) -> list[InputSet]:
             raise MetricsError("no such file or folder", file=item)
     if not by_fmt:
         raise MetricsError("no metrics files to read")
-    if "json" in by_fmt:
-        # Saved Prometheus query_range answers share the .json extension with JSON lines.
-        from flinktune.analysis.prometheus_range import is_range_file
-
-        ranges = [p for p in by_fmt["json"] if not _is_remote(p) and is_range_file(p)]
-        if ranges:
-            by_fmt["prometheus_range"] = ranges
-            by_fmt["json"] = [p for p in by_fmt["json"] if p not in ranges]
-            if not by_fmt["json"]:
-                del by_fmt["json"]
+    by_fmt = readers.refine(by_fmt)
     return [InputSet(fmt, tuple(paths)) for fmt, paths in by_fmt.items()]
 
 
@@ -147,7 +122,7 @@ def local_input_bytes(inputs: Sequence[InputSet]) -> int | None:
     try:
         for inp in inputs:
             for p in inp.paths:
-                if _is_remote(p) or p.startswith("file:"):
+                if is_remote(p) or p.startswith("file:"):
                     return None
                 if os.path.isdir(p):
                     total += sum(f.stat().st_size for f in Path(p).rglob("*") if f.is_file())
@@ -156,234 +131,6 @@ def local_input_bytes(inputs: Sequence[InputSet]) -> int | None:
     except OSError:
         return None
     return total
-
-
-def _parquet_files(paths: Sequence[str]) -> list[str]:
-    out: list[str] = []
-    for p in paths:
-        if _is_remote(p):
-            return []
-        if os.path.isdir(p):
-            out.extend(
-                str(f)
-                for f in sorted(Path(p).rglob("*"))
-                if f.is_file() and f.name.lower().endswith(PARQUET_EXT)
-            )
-        else:
-            out.append(p)
-    return out
-
-
-_ARROW_TO_SPARK = {
-    "int64": "bigint",
-    "int32": "int",
-    "int16": "smallint",
-    "int8": "tinyint",
-    "uint32": "bigint",
-    "double": "double",
-    "float": "float",
-    "string": "string",
-    "large_string": "string",
-    "bool": "boolean",
-}
-
-
-def parquet_types(paths: Sequence[str]) -> dict[str, str] | None:
-    """Column -> Spark type name of local parquet files, from their footers (read by pyarrow).
-    None when the files differ or a type has no plain mapping (Spark then reads the footers)."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    files = _parquet_files(paths)
-    if not files or any(
-        os.path.isdir(p) and any(d.name.count("=") for d in Path(p).iterdir()) for p in paths
-    ):
-        return None
-    found: dict[str, str] | None = None
-    for f in files:
-        this: dict[str, str] = {}
-        for fld in pq.read_schema(f):
-            typ = fld.type
-            # Dictionary-encoded strings (pyarrow's default for repetitive text) read as strings.
-            # (Only dictionaries: list and map types have a value_type too, and are not numbers.)
-            t = str(typ.value_type) if pa.types.is_dictionary(typ) else str(typ)
-            if t.startswith("timestamp"):
-                this[fld.name] = "timestamp"
-            elif t in _ARROW_TO_SPARK:
-                this[fld.name] = _ARROW_TO_SPARK[t]
-            else:
-                return None
-        if found is not None and list(this.items()) != list(found.items()):
-            return None
-        found = this
-    return found
-
-
-def parquet_schema_ddl(paths: Sequence[str]) -> str | None:
-    """The Spark schema of local parquet files from their footers, so Spark need not run a job
-    to read the footers itself (None: see parquet_types)."""
-    types = parquet_types(paths)
-    return None if types is None else ", ".join(f"`{name}` {typ}" for name, typ in types.items())
-
-
-def check_parquet(paths: Sequence[str]) -> tuple[int, int] | None:
-    """Validate local parquet footers (one clear line naming a corrupt file) and return the
-    (min, max) of an int64 ``ts`` column from the row-group statistics when every file has them:
-    the time bounds for free, without a Spark pass."""
-    import pyarrow.parquet as pq
-
-    lo: int | None = None
-    hi: int | None = None
-    stats_ok = True
-    files = _parquet_files(paths)
-    if not files:
-        return None
-    for f in files:
-        try:
-            meta = pq.read_metadata(f)
-        except Exception as error:
-            raise MetricsError(f"not a readable parquet file: {str(error).splitlines()[0]}", file=f) from None
-        schema = meta.schema.to_arrow_schema()
-        if "ts" not in schema.names or str(schema.field("ts").type) != "int64":
-            stats_ok = False
-            continue
-        idx = schema.names.index("ts")
-        for rg in range(meta.num_row_groups):
-            st = meta.row_group(rg).column(idx).statistics
-            if st is None or not st.has_min_max:
-                stats_ok = False
-                break
-            lo = st.min if lo is None else min(lo, st.min)
-            hi = st.max if hi is None else max(hi, st.max)
-    if not stats_ok or lo is None or hi is None:
-        return None
-    return int(lo), int(hi)
-
-
-def _open_text(path: str):  # type: ignore[no-untyped-def]
-    return gzip.open(path, "rt", encoding="utf-8") if path.endswith(".gz") else open(path, encoding="utf-8")
-
-
-def _first_line(path: str) -> str:
-    try:
-        with _open_text(path) as fh:
-            for line in fh:
-                if line.strip():
-                    return line.rstrip("\n")
-    except (OSError, UnicodeDecodeError, EOFError) as error:
-        raise MetricsError(f"cannot read: {error}", file=path) from None
-    raise MetricsError("file is empty", file=path)
-
-
-_TYPED: dict[str, str] = {"subtask_index": "string", "ts": "string", "value": "string"}
-
-
-def csv_columns(paths: Sequence[str]) -> tuple[list[str], str]:
-    """The column names and separator Spark's CSV reader gets: the first local file's header (every
-    file's first line is a header; columns are matched by position)."""
-    local = [p for p in paths if not _is_remote(p)]
-    header = _first_line(local[0]) if local else None
-    if header is None:
-        raise MetricsError("CSV dumps on remote storage need a local copy or parquet", file=paths[0])
-    sep = "\t" if paths[0].endswith(".tsv") else ","
-    cols = [c.strip().strip('"') for c in header.split(sep)]
-    if len(cols) < 2 or len(set(cols)) != len(cols):
-        raise MetricsError("CSV header is missing or repeats a column", file=local[0], line=1)
-    return cols, sep
-
-
-def _read_csv(spark: SparkSession, paths: Sequence[str]) -> DataFrame:
-    from pyspark.sql.types import StringType, StructField, StructType
-
-    cols, sep = csv_columns(paths)
-    # Every CSV column is read as text with an explicit schema and cast by us: a wrong type then
-    # surfaces as a clear error instead of a silently inferred string column.
-    schema = StructType([StructField(c, StringType(), True) for c in cols])
-    # escape='"': CSV writers (Python's csv, pandas, Excel) double a quote inside a quoted field
-    # (RFC 4180); Spark's default escape is a backslash, which splits such a row in the wrong place.
-    # (text_cache.py reads local files with the same options in pyarrow.)
-    return spark.read.csv(
-        list(paths),
-        schema=schema,
-        header=True,
-        sep=sep,
-        mode="PERMISSIVE",
-        enforceSchema=True,
-        quote='"',
-        escape='"',
-    )
-
-
-def json_fields(paths: Sequence[str]) -> list[tuple[str, str]]:
-    """(name, Spark type) of each field Spark's JSON reader gets, from the first record of the first
-    local file: text for strings, booleans and nulls, bigint for whole-number times and subtasks,
-    double for other numbers."""
-    local = [p for p in paths if not _is_remote(p)]
-    if not local:
-        raise MetricsError("JSON-lines dumps on remote storage need a local copy or parquet", file=paths[0])
-    first = _first_line(local[0])
-    try:
-        record = json.loads(first)
-    except json.JSONDecodeError as error:
-        raise MetricsError(f"not JSON lines: {error.msg}", file=local[0], line=1) from None
-    if not isinstance(record, dict):
-        raise MetricsError("JSON lines must hold one object per line", file=local[0], line=1)
-    fields = []
-    for key, val in record.items():
-        if isinstance(val, bool | str) or val is None:
-            fields.append((key, "string"))
-        elif isinstance(val, int) and key in ("ts", "timestamp", "ts_ms", "subtask_index", "subtask"):
-            fields.append((key, "bigint"))
-        elif isinstance(val, int | float):
-            fields.append((key, "double"))
-        else:
-            fields.append((key, "string"))
-    return fields
-
-
-def _read_json(spark: SparkSession, paths: Sequence[str]) -> DataFrame:
-    from pyspark.sql.types import DoubleType, LongType, StringType, StructField, StructType
-
-    spark_types = {"string": StringType(), "bigint": LongType(), "double": DoubleType()}
-    schema = StructType([StructField(key, spark_types[typ], True) for key, typ in json_fields(paths)])
-    return spark.read.json(list(paths), schema=schema, mode="PERMISSIVE")
-
-
-def _read_prometheus(spark: SparkSession, paths: Sequence[str]) -> DataFrame:
-    """The Prometheus text exposition format: ``name{label="v",...} value [timestamp_ms]``.
-    Without a timestamp on the line, the file's modification time stands in (one scrape)."""
-    from pyspark.sql import functions as F
-
-    frames = []
-    for p in paths:
-        if not _is_remote(p):
-            if os.path.getsize(p) == 0:
-                raise MetricsError("file is empty", file=p)
-            mtime_ms = int(os.stat(p).st_mtime * 1000)
-        else:
-            mtime_ms = 0
-        frames.append(spark.read.text(p).withColumn("_mtime", F.lit(mtime_ms)))
-    df = frames[0]
-    for extra in frames[1:]:
-        df = df.unionByName(extra)
-    line = F.trim(F.col("value"))
-    pattern = r"^([a-zA-Z_:][a-zA-Z0-9_:]*(?:\{.*\})?)\s+(\S+)(?:\s+(-?\d+))?$"
-    parsed = (
-        df.where(~line.startswith("#") & (F.length(line) > 0))
-        .select(
-            F.regexp_extract(line, pattern, 1).alias("metric"),
-            F.regexp_extract(line, pattern, 2).alias("_v"),
-            F.regexp_extract(line, pattern, 3).alias("_t"),
-            F.col("_mtime"),
-        )
-        .where(F.col("metric") != "")
-    )
-    return parsed.select(
-        F.when(F.col("_t") != "", F.col("_t").cast("bigint")).otherwise(F.col("_mtime")).alias("ts"),
-        F.col("metric"),
-        F.col("_v").cast("double").alias("value"),
-    )
-
 
 def read_raw(
     spark: SparkSession, inputs: Sequence[InputSet], converted: Mapping[InputSet, Sequence[str]] | None = None
@@ -395,25 +142,10 @@ def read_raw(
     for inp in inputs:
         try:
             stand_in = converted.get(inp) if converted is not None else None
-            if inp.fmt == "parquet" or stand_in is not None:
-                paths = inp.paths if stand_in is None else tuple(stand_in)
-                check_parquet(paths)
-                reader = spark.read.option("pathGlobFilter", "*.parq*")
-                ddl = parquet_schema_ddl(paths)
-                if ddl is not None:
-                    reader = reader.schema(ddl)
-                # Only *.parquet files: a dump folder also holds plan.json, configs, scrapes.
-                frames.append(reader.parquet(*paths))
-            elif inp.fmt == "csv":
-                frames.append(_read_csv(spark, inp.paths))
-            elif inp.fmt == "json":
-                frames.append(_read_json(spark, inp.paths))
-            elif inp.fmt == "prometheus_range":
-                from flinktune.analysis import prometheus_range
-
-                frames.append(prometheus_range.read_frame(spark, inp.paths))
+            if stand_in is not None:
+                frames.append(readers.reader("parquet").read(spark, tuple(stand_in)))
             else:
-                frames.append(_read_prometheus(spark, inp.paths))
+                frames.append(readers.reader(inp.fmt).read(spark, inp.paths))
         except MetricsError:
             raise
         except Exception as error:  # AnalysisException, Py4JJavaError: keep the first line only
@@ -457,7 +189,7 @@ def _rank_of_group(group: Column) -> Column:
     return expr
 
 
-def _find(columns: Sequence[str], canonical: str) -> str | None:
+def find_column(columns: Sequence[str], canonical: str) -> str | None:
     lower = {c.lower(): c for c in columns}
     for syn in names.COLUMN_SYNONYMS.get(canonical, (canonical,)):
         if syn.lower() in lower:
@@ -469,17 +201,18 @@ def _check_types(df: DataFrame, source: str) -> None:
     """Parquet and JSON carry types; reject ones we cannot use (CSV is all text by design)."""
     numeric = ("int", "bigint", "smallint", "tinyint", "double", "float", "decimal", "long")
     types = dict(df.dtypes)
-    ts = _find(df.columns, "ts")
+    ts = find_column(df.columns, "ts")
     if ts is not None and not (
         types[ts].startswith(numeric) or types[ts].startswith("timestamp") or types[ts] == "string"
     ):
         raise MetricsError(
             f"column '{ts}' has type {types[ts]}, expected epoch milliseconds or a timestamp", file=source
         )
-    val = _find(df.columns, "value")
+    val = find_column(df.columns, "value")
     if val is not None and not (types[val].startswith(numeric) or types[val] == "string"):
         raise MetricsError(f"column '{val}' has type {types[val]}, expected a number", file=source)
-    if val is not None and types[val] == "string" and not source.lower().endswith(CSV_EXT):
+    text_values = source.lower().endswith(readers.reader("csv").EXTENSIONS)    # CSV columns are read as text
+    if val is not None and types[val] == "string" and not text_values:
         raise MetricsError(f"column '{val}' holds text, expected a number", file=source)
 
 
@@ -507,9 +240,9 @@ def to_canonical(df: DataFrame, source: str) -> DataFrame:
     if not df.columns:
         raise MetricsError("dump has no columns", file=source)
     _check_types(df, source)
-    metric_col = _find(df.columns, "metric")
-    value_col = _find(df.columns, "value")
-    ts_col = _find(df.columns, "ts")
+    metric_col = find_column(df.columns, "metric")
+    value_col = find_column(df.columns, "value")
+    ts_col = find_column(df.columns, "ts")
     if ts_col is None:
         raise MetricsError(
             "dump has no timestamp column (expected 'ts' in epoch ms, or 'timestamp')", file=source
@@ -521,7 +254,7 @@ def to_canonical(df: DataFrame, source: str) -> DataFrame:
         types = dict(df.dtypes)
 
     def opt(canonical: str) -> Column:
-        name = _find(df.columns, canonical)
+        name = find_column(df.columns, canonical)
         return F.col(name).cast("string") if name is not None else F.lit(None).cast("string")
 
     raw = F.col(metric_col).cast("string")
@@ -531,7 +264,7 @@ def to_canonical(df: DataFrame, source: str) -> DataFrame:
     def label(key: str) -> Column:
         return F.nullif(F.regexp_extract(labels, key + r'="([^"]*)"', 1), F.lit(""))
 
-    sub_col = _find(df.columns, "subtask_index")
+    sub_col = find_column(df.columns, "subtask_index")
     subtask = F.col(sub_col).cast("int") if sub_col is not None else F.lit(None).cast("int")
     out = df.select(
         _ts_ms(F.col(ts_col), types[ts_col]).alias("ts"),
@@ -658,10 +391,10 @@ def _unpivot_wide(df: DataFrame, source: str, ts_col: str) -> DataFrame:
         c
         for c in df.columns
         for k in ("job_id", "job_name", "vertex_id", "task_name", "subtask_index", "tm_id", "host")
-        if _find([c], k) is not None
+        if find_column([c], k) is not None
     }
     keys.add(ts_col)
-    if _find(df.columns, "task_name") is None and _find(df.columns, "vertex_id") is None:
+    if find_column(df.columns, "task_name") is None and find_column(df.columns, "vertex_id") is None:
         raise MetricsError(
             "cannot tell the dump's shape: expected columns ts, metric, value (long form) or "
             "ts, task_name, subtask_index and one column per metric (wide form)",
@@ -835,7 +568,7 @@ def prescan(inp: InputSet) -> DumpNames | None:
         return None
     if types.get("value") in (None, "string") or not ({"vertex_id", "task_name"} & set(types)):
         return None
-    files = _parquet_files(inp.paths)
+    files = parquet_files(inp.paths)
     partitioned = any(
         os.path.isdir(p) and any("=" in d.name for d in Path(p).rglob("*") if d.is_dir()) for p in inp.paths
     )

@@ -8,9 +8,9 @@ cache folder, and the analysis reads that through the parquet path (time range f
 metric names from the dictionaries). Remote files and cluster masters keep Spark's own readers:
 executors may not see this machine's cache.
 
-Same rows and values as Spark's readers (load._read_csv, load._read_json), or no conversion:
+Same rows and values as Spark's readers (readers/csv.py, readers/jsonlines.py), or no conversion:
 
-- the columns are those Spark's reader gets (load.csv_columns, load.json_fields): CSV columns are
+- the columns are those Spark's reader gets (csv_columns, json_fields): CSV columns are
   text, JSON types come from the first record;
 - a CSV column of times, values or subtask indexes is stored as numbers when every value of the
   input set parses as one in pyarrow. pyarrow accepts fewer forms than Spark's casts (no blanks,
@@ -51,6 +51,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
 from flinktune.analysis import load
+from flinktune.analysis.readers import csv as csv_reader
+from flinktune.analysis.readers import is_remote
+from flinktune.analysis.readers import jsonlines as json_reader
 from flinktune.errors import MetricsError
 from flinktune.spark.class_cache import alive, cache_dir
 
@@ -115,7 +118,7 @@ def folder() -> Path:
 def applies(inp: load.InputSet) -> bool:
     """Text files on local disk, named by plain paths."""
     return inp.fmt in ("csv", "json") and all(
-        not load._is_remote(p) and not p.startswith("file:") and os.path.isfile(p) for p in inp.paths
+        not is_remote(p) and not p.startswith("file:") and os.path.isfile(p) for p in inp.paths
     )
 
 
@@ -165,14 +168,14 @@ def convert_input(inp: load.InputSet, cancel: threading.Event | None = None) -> 
 
 def _spec(inp: load.InputSet) -> _Spec:
     if inp.fmt == "csv":
-        cols, sep = load.csv_columns(inp.paths)
+        cols, sep = csv_reader.csv_columns(inp.paths)
         numeric = []
         for kind, canonical in (("ts", "ts"), ("value", "value"), ("subtask", "subtask_index")):
-            name = load._find(cols, canonical)
+            name = load.find_column(cols, canonical)
             if name is not None:
                 numeric.append((name, kind))
         return _Spec("csv", tuple((c, "string") for c in cols), sep, tuple(numeric))
-    return _Spec("json", tuple(load.json_fields(inp.paths)))
+    return _Spec("json", tuple(json_reader.json_fields(inp.paths)))
 
 
 def _key(path: str, st: os.stat_result, spec: _Spec, text: frozenset[str]) -> str:
@@ -287,7 +290,7 @@ def _write(path: str, spec: _Spec, text: frozenset[str], tmp: Path, cancel: thre
     schema = _arrow_types(spec, text)
     numbers = {name: kind for name, kind in spec.numeric if name not in text}
     # Statistics of the number columns only: the time range and the subtask bound come from them
-    # (load.check_parquet, load.prescan); text statistics cost a comparison per value.
+    # (readers/parquet.py check_parquet, load.prescan); text statistics cost a comparison per value.
     stats = [f.name for f in schema if not pa.types.is_string(f.type)]
     with (
         pq.ParquetWriter(tmp, schema, compression="snappy", write_statistics=stats) as writer,
@@ -403,7 +406,7 @@ def _parse(piece: pa.Buffer, spec: _Spec, schema: pa.Schema) -> pa.Table:
     if spec.fmt == "csv":
         import pyarrow.csv as pacsv
 
-        # Spark's CSV options (load._read_csv): '"' quotes, a doubled '"' inside quotes is one,
+        # Spark's CSV options (readers/csv.py): '"' quotes, a doubled '"' inside quotes is one,
         # no backslash escape; empty fields, quoted or not, are null; lines are never joined.
         return pacsv.read_csv(
             pa.BufferReader(piece),

@@ -1,7 +1,7 @@
 """`flinktune collect --prometheus URL`: pull a job's history from Prometheus into the canonical dump.
 
 Flink's PrometheusReporter exports every task metric as a gauge named ``flink_taskmanager_job_task_``
-+ the REST id with ``.`` -> ``_`` (see `flinktune.analysis.prometheus_range`). Steps:
++ the REST id with ``.`` -> ``_`` (see `flinktune.analysis.readers.prometheus_range`). Steps:
 
 1. ``POST /api/v1/series`` with the job's selector over the range: which metrics, vertices,
    subtasks and attempts exist (and which job, when none is named);
@@ -33,7 +33,13 @@ from pathlib import Path
 from typing import Any
 
 from flinktune.analysis.plan import name_from_description
-from flinktune.analysis.prometheus_range import Attempts, Columns, add_matrix, matrix_of, prometheus_name
+from flinktune.analysis.readers.prometheus_range import (
+    Attempts,
+    Columns,
+    add_matrix,
+    matrix_of,
+    prometheus_name,
+)
 from flinktune.collect.catalog import DEFAULT_METRICS, MetricSpec
 from flinktune.collect.collector import _no_interrupts, _stop_on_sigterm
 from flinktune.collect.job import plan_with_stream_graph

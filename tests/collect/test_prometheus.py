@@ -36,7 +36,7 @@ import pytest
 from testkit import default_sigint
 from typer.testing import CliRunner
 
-from flinktune.analysis import prometheus_range
+from flinktune.analysis.readers import prometheus_range
 from flinktune.cli.app import app
 from flinktune.collect.prometheus import time_chunks, wanted_names
 
@@ -522,8 +522,8 @@ def test_reader_reads_saved_answers_gzipped_or_not(tmp_path):
     plain.write_bytes(
         gzip.decompress((SKEW / "flink_taskmanager_job_task_busyTimeMsPerSecond.json.gz").read_bytes())
     )
-    assert prometheus_range.is_range_file(str(plain))
-    assert prometheus_range.is_range_file(str(SKEW / "flink_taskmanager_job_task_numRecordsIn.json.gz"))
+    assert prometheus_range.claims(str(plain))
+    assert prometheus_range.claims(str(SKEW / "flink_taskmanager_job_task_numRecordsIn.json.gz"))
     table, attempts = prometheus_range.read_files(
         [str(plain), str(SKEW / "flink_taskmanager_job_task_numRecordsIn.json.gz")]
     )
@@ -534,7 +534,7 @@ def test_reader_reads_saved_answers_gzipped_or_not(tmp_path):
     assert attempts.note() is None
     lines = tmp_path / "lines.json"
     lines.write_text('{"ts": 1, "metric": "outPoolUsage", "value": 0.5}\n')
-    assert not prometheus_range.is_range_file(str(lines))
+    assert not prometheus_range.claims(str(lines))
 
 
 def test_reader_refuses_an_error_answer(tmp_path):

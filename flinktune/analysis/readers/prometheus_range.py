@@ -2,7 +2,8 @@
 
 Shared by ``flinktune collect --prometheus`` (which asks for them) and ``flinktune analyze``
 (which reads saved ones: ``curl .../api/v1/query_range?... > range.json``, gzipped or not).
-Pure Python and pyarrow; pyspark is imported only by `read_frame`.
+Pure Python and pyarrow; pyspark is imported only by `read`. As an input format it claims the
+.json files that are such answers (``REFINES = "json"``).
 
 Flink's naming (AbstractPrometheusReporter @1.20, flink-metrics-prometheus): a metric is named
 ``flink_`` + its logical scope joined with ``_`` + ``_`` + the metric name, characters outside
@@ -27,6 +28,11 @@ from flinktune.errors import MetricsError
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
+
+NAME = "prometheus_range"
+EXTENSIONS: tuple[str, ...] = ()    # only claimed: the answers are .json files, as JSON lines are
+LABEL = "a Prometheus query_range answer"
+REFINES = "json"
 
 TASK_PREFIX = "flink_taskmanager_job_task_"
 # Columns of the table built from matrix answers (the canonical dump's, with the Prometheus metric name).
@@ -61,7 +67,7 @@ def rest_id(prom_name: str) -> str | None:
     return prom_name[len(TASK_PREFIX) :].replace("_", ".")
 
 
-def is_range_file(path: str) -> bool:
+def claims(path: str) -> bool:
     """Whether a .json(.gz) file is a Prometheus API answer rather than JSON lines."""
     try:
         opener = gzip.open if path.endswith(".gz") else open
@@ -268,7 +274,7 @@ def read_files(paths: Sequence[str]) -> tuple[Any, Attempts]:
     return out.table(), attempts
 
 
-def read_frame(spark: SparkSession, paths: Sequence[str]) -> DataFrame:
+def read(spark: SparkSession, paths: Sequence[str]) -> DataFrame:
     """Saved query_range answers as a Spark DataFrame in the long form the loader normalises."""
     table, _attempts = read_files(paths)
     # NaN, infinities and negatives stay: the loader drops them for every input alike.
