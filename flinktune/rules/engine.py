@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from flinktune.change import Applicability, Change
 from flinktune.config.types import ConfigDocument, ConfigEntry
 from flinktune.errors import ConditionError, WriteError
-from flinktune.findings import Finding, Location
+from flinktune.findings import Finding, Location, Related, Severity
 from flinktune.rules.functions import FUNCTIONS, RuleContext, _entry_for
 from flinktune.rules.lang import (
     Binary,
@@ -93,22 +93,34 @@ def _run(rule: Rule, bindings: dict[str, Value], context: RuleContext, where: st
             key_t, value_t, new_t = rule.fix_templates
             fix_fields = (key_t.render(values), value_t.render(values) if value_t is not None else None,
                           new_t.render(values) if new_t is not None else None)
+        where_value = values.get("where") if rule.scope == "process" else None
+        if isinstance(where_value, Mapping) and isinstance(where_value.get("file"), str):
+            # A process rule points at the line it rests on (an env var, a jar, a volume) via let 'where'.
+            line_value = where_value.get("line")
+            location = Location(file=str(where_value["file"]),
+                                line=line_value if isinstance(line_value, int) else None, key=location.key)
         if rule.at is not None:
             at_key = rule.at.render(values)
             line = location.line
+            file_at = location.file
             if context.document is not None:
                 entry = _entry_for(context, at_key)
                 if isinstance(entry, ConfigEntry):
-                    line = entry.line
-                    at_key = entry.key
-            location = Location(file=location.file, line=line, key=at_key)
+                    # the entry may come from another file: the base an overlay is merged into
+                    line, at_key, file_at = entry.line, entry.key, entry.file
+            location = Location(file=file_at, line=line, key=at_key)
+        related = _related(rule, names, context, budget, location) if rule.related is not None else ()
     except ConditionError as error:
         raise _fail(rule, error, where) from None
     evidence = tuple((name, format_value(value)) for name, value in lets)
     why = " ".join(rule.why.split())
     fix = None if fix_fields is None else _change(rule, fix_fields, location, why, evidence)
-    return Finding(code=rule.code, name=rule.name, severity=rule.severity, message=message, location=location,
-                   why=why, fix=fix, references=rule.references, evidence=evidence)
+    severity = rule.severity
+    if rule.spec.needs_deployment and not _deployment_seen(context):
+        severity = Severity.INFO
+        message += UNSEEN
+    return Finding(code=rule.code, name=rule.name, severity=severity, message=message, location=location,
+                   why=why, fix=fix, references=rule.references, evidence=evidence, related=related)
 
 
 def _change(rule: Rule, fields: tuple[str, str | None, str | None], location: Location, why: str,
@@ -125,6 +137,41 @@ def _change(rule: Rule, fields: tuple[str, str | None, str | None], location: Lo
                       evidence=tuple(f"{name} = {text}" for name, text in evidence), proposed_by=rule.code)
     except WriteError:
         return None      # e.g. a rename onto the same key: nothing to change
+
+
+# What a deployment-dependent finding says when lint saw no deployment files beside the config.
+UNSEEN = (" (lint saw no docker-compose file, Kubernetes manifest or Helm chart that runs this "
+          "configuration, so this rests on what the file itself shows; lint the folder that holds them "
+          "to check it)")
+
+
+def _deployment_seen(context: RuleContext) -> bool:
+    value = FUNCTIONS["deployment"].impl(context)
+    return isinstance(value, Mapping) and value.get("seen") is True
+
+
+def _related(rule: Rule, names: _Names, context: RuleContext, budget: Budget,
+             location: Location) -> tuple[Related, ...]:
+    """The rule's ``related`` places: mappings with file, line and note (others and duplicates dropped,
+    and the finding's own place)."""
+    assert rule.related is not None
+    value = evaluate(rule.related, names, FUNCTIONS, context, budget)
+    items = value if isinstance(value, tuple) else (value,)
+    out: list[Related] = []
+    seen = {(location.file, location.line)}
+    for item in items:
+        if not isinstance(item, Mapping):
+            continue
+        file, line = item.get("file"), item.get("line")
+        if not isinstance(file, str) or not file:
+            continue
+        line = line if isinstance(line, int) and not isinstance(line, bool) else None
+        if (file, line) in seen:
+            continue
+        seen.add((file, line))
+        note = item.get("note")
+        out.append(Related(file, line, note if isinstance(note, str) else ""))
+    return tuple(out)
 
 
 def _doc_binding(document: ConfigDocument) -> dict[str, Value]:
@@ -237,13 +284,15 @@ def _compile(form: tuple[object, ...]) -> Callable[[RuleContext, str], bool] | N
 
 
 def evaluate_document(ruleset: RuleSet, document: ConfigDocument, version: FlinkVersion,
-                      env: Mapping[str, object] | None = None, situation: object = None) -> list[Finding]:
+                      env: Mapping[str, object] | None = None, situation: object = None,
+                      document_at: Callable[[str], ConfigDocument | None] | None = None) -> list[Finding]:
     """Run the config-, key- and issue-scope rules that apply to ``version`` over one document.
 
     ``situation`` (flinktune.situation.Situation) is what the rule functions read for the effective
     configuration, memory and job; without one it is resolved from ``document``, ``version`` and ``env``.
     """
     context = RuleContext(version, document, env, situation)
+    context.document_at = document_at
     base: dict[str, Value] = {
         "version": str(version),
         "env": to_value(dict(env or {})),
@@ -292,6 +341,34 @@ def evaluate_document(ruleset: RuleSet, document: ConfigDocument, version: Flink
                              issue.file)
                 if found is not None:
                     findings.append(found)
+    findings.sort(key=Finding.sort_key)
+    return findings
+
+
+def evaluate_process(ruleset: RuleSet, deployment: object, process: object, version: FlinkVersion,
+                     env: Mapping[str, object] | None = None,
+                     document_at: Callable[[str], ConfigDocument | None] | None = None) -> list[Finding]:
+    """Run the ``process`` rules over one JobManager or TaskManager of a deployment
+    (flinktune.deployment); a finding is located at the process (its compose service or workload)."""
+    rules = ruleset.for_scope("process", version)
+    if not rules:
+        return []
+    from flinktune.deployment.access import process_map
+
+    context = RuleContext(version, None, env)
+    context.deployment = deployment
+    context.process = process
+    context.document_at = document_at
+    mapping = process_map(deployment, process)  # type: ignore[arg-type]
+    where = process.where  # type: ignore[attr-defined]
+    bindings: dict[str, Value] = {"version": str(version), "env": to_value(dict(env or {})),
+                                  "process": to_value(mapping)}
+    findings: list[Finding] = []
+    for rule in rules:
+        here = Location(where.file, where.line, process.name)  # type: ignore[attr-defined]
+        found = _run(rule, dict(bindings), context, f"{where.file}:{where.line}", here, where.file)
+        if found is not None:
+            findings.append(found)
     findings.sort(key=Finding.sort_key)
     return findings
 

@@ -43,6 +43,11 @@ class RuleContext:
         self.document = document
         self.env = dict(env or {})
         self._memo: dict[tuple[str, object], object] = {}
+        # Process scope (flinktune.deployment): the deployment and the process a rule is evaluated for;
+        # document_at(path) gives the configuration read from a file (a process's mounted config).
+        self.deployment: Any = None
+        self.process: Any = None
+        self.document_at: Any = None
         if situation is not None:
             self.__dict__["situation"] = situation
 
@@ -766,8 +771,11 @@ def _jdk(ctx: RuleContext) -> object:
         found = _JDK_IN_PATH.search(home)
         if found:
             return int(found.group(1))
-    if ctx.document is not None and ctx.document.jdk_hint is not None:
-        return ctx.document.jdk_hint
+    situation = ctx.__dict__.get("situation")
+    document = getattr(situation, "document", None) or ctx.document
+    if document is not None and document.jdk_hint is not None:
+        # the image tag's JDK: from a manifest, or from the deployment that runs the file
+        return document.jdk_hint
     return 11 if ctx.version >= FlinkVersion(2, 0) else None
 
 
@@ -804,6 +812,9 @@ def _successor(ctx: RuleContext, key: object) -> object:
     found = _replacement(ctx, name)
     if found is not None:
         return found
+    stated = getattr(ctx.lookup(name), "successor", None)
+    if stated:
+        return stated
     for pattern, successor in _SUCCESSORS:
         match = pattern.fullmatch(name)
         if match:
@@ -1080,3 +1091,13 @@ FUNCTIONS: Mapping[str, Function] = {
            "reporter_factory(class): the factory class of a Flink metric reporter class, or null"),
     )
 }
+
+
+def _with_deployment_functions() -> Mapping[str, Function]:
+    from flinktune.rules.deployment_functions import DEPLOYMENT_FUNCTIONS
+    from flinktune.rules.general_functions import GENERAL_FUNCTIONS
+
+    return {**FUNCTIONS, **GENERAL_FUNCTIONS, **DEPLOYMENT_FUNCTIONS}
+
+
+FUNCTIONS = _with_deployment_functions()

@@ -26,6 +26,7 @@ class Rule:
     fix_templates: tuple[Template, Template | None, Template | None] | None   # key, value, new_key
     version_range: VersionRange
     bundled: bool = False
+    related: Condition | None = None              # the other places the finding rests on (a list)
 
     @property
     def code(self) -> str:
