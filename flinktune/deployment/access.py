@@ -55,19 +55,36 @@ def process_map(deployment: Deployment, process: Process) -> dict[str, object]:
         "mounts": tuple(_mount(mount) for mount in process.mounts),
         "env": {var.name: var.value for var in process.env},
         "env_where": {var.name: _where(var.where) for var in process.env},
-        "jars": tuple({"name": jar.name, "folder": jar.folder, **_where(jar.where)} for jar in process.jars),
+        "jars": tuple({"name": jar.name, "folder": jar.folder, "source": jar.source, **_where(jar.where)}
+                      for jar in process.jars),
         "config": tuple({"how": source.how, "key": source.key, "path": source.container_path,
                          "configmap": source.configmap, "host_path": source.host_path,
                          "writable": source.writable, **_where(source.where)} for source in process.config),
         "command": process.command, "command_file": _where(process.command_where)["file"],
         "command_line": _where(process.command_where)["line"],
         "entrypoint_overridden": process.entrypoint_overridden, "dockerfile": process.dockerfile,
+        "entrypoint": process.entrypoint, "intended_role": process.intended_role,
+        "entrypoint_file": _where(process.entrypoint_where)["file"],
+        "entrypoint_line": _where(process.entrypoint_where)["line"],
         "dockerfile_assumed": process.dockerfile_assumed,
         "writes": tuple({"key": key, "value": value, "applied": applied, "why": why, **_where(where)}
                         for key, value, where, applied, why in entrypoint_writes(process)),
+        "overlay": _overlay(deployment, process),
     }
     cache[process.name + "@" + process.where.file] = out
     return out
+
+
+def _overlay(deployment: Deployment, process: Process) -> tuple[dict[str, object], ...]:
+    """The entries of the process's FLINK_PROPERTIES (key, value, file, line)."""
+    name = f"{process.name} {FLINK_PROPERTIES}"
+    for document in deployment.documents:
+        if document.origin == FLINK_PROPERTIES and document.name == name and any(
+                var.name == FLINK_PROPERTIES and var.where.file == document.path for var in process.env):
+            return tuple({"key": e.key, "value": e.raw, "file": e.file, "line": e.line,
+                          "note": "FLINK_PROPERTIES"}
+                         for e in document.entries)
+    return ()
 
 
 def placement_map(placement: Placement) -> dict[str, object]:
@@ -165,7 +182,9 @@ def resolve_host(deployment: Deployment, name: str, near: Process | None) -> dic
     """What a host name resolves to among the deployment's containers: loopback, wildcard (0.0.0.0), an
     IP address, a compose service / container (its processes), a Kubernetes Service (the processes it
     selects, its ports), or unknown (an external host, or a name the files do not define)."""
-    text = name.strip().strip("\"'").lower()
+    text = name.strip().strip("\"'").lower().split(",", 1)[0].strip()    # a list: its first host
+    if "://" in text:    # a URL (an S3 endpoint): its host
+        text = text.split("://", 1)[1].split("/", 1)[0].rsplit("@", 1)[-1]
     host = text.split(":", 1)[0] if text.count(":") == 1 else text
     base = {"name": name, "processes": (), "roles": (), "ports": (), "file": None, "line": None}
     if not host:

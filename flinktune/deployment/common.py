@@ -9,7 +9,7 @@ import re
 import shlex
 
 from flinktune.deployment.dockerfile import DockerImage, context_path
-from flinktune.deployment.images import parse_image
+from flinktune.deployment.images import default_jdk, parse_image
 from flinktune.deployment.model import (
     CONF_DIR,
     CONF_FILE_NAMES,
@@ -170,6 +170,27 @@ def mount_jars(mounts: tuple[Mount, ...]) -> tuple[Jar, ...]:
     return tuple(jars)
 
 
+def script_entrypoint(entrypoint: tuple[str, ...] | None) -> tuple[str, ...]:
+    """The entrypoint when it runs one of Flink's scripts itself (jobmanager.sh, taskmanager.sh,
+    standalone-job.sh ...) rather than the official docker-entrypoint.sh; empty otherwise."""
+    if not entrypoint or any("docker-entrypoint" in word for word in entrypoint):
+        return ()
+    names = {posixpath.basename(word) for word in words_of(entrypoint)}
+    return tuple(entrypoint) if names & set(_JM_WORDS[2:] + _TM_WORDS[1:]) else ()
+
+
+def effective_role(entrypoint: tuple[str, ...], arguments: tuple[str, ...], role: str | None
+                   ) -> tuple[str | None, str | None]:
+    """(the role the container runs, the role its arguments or names asked for when they differ): a
+    Flink script as entrypoint decides the role, whatever the arguments appended to it say."""
+    if not entrypoint:
+        return role, None
+    runs = role_of(entrypoint + arguments)
+    if runs is None or runs == role:
+        return role, None
+    return runs, role
+
+
 def image_facts(image: str | None, dockerfile: DockerImage | None) -> dict[str, object]:
     """Flink version, JDK, whether the official entrypoint runs, from the image or its Dockerfile."""
     ref = parse_image(image)
@@ -187,6 +208,15 @@ def image_facts(image: str | None, dockerfile: DockerImage | None) -> dict[str, 
         facts.update(official=True, image_official=True, flink_version=chosen.version,
                      flink_patch=chosen.patch,
                      jdk=chosen.jdk, image_moving=chosen.moving)
+        if chosen.moving and chosen.version is None:
+            # latest / untagged: the newest release, a Flink 2.x image since 2.0.0 (release.metadata of
+            # apache/flink-docker), judged as the newest version flinktune knows.
+            from flinktune.versions import SUPPORTED
+
+            newest = f"{SUPPORTED[-1].major}.{SUPPORTED[-1].minor}"
+            facts.update(flink_version=newest, jdk=chosen.jdk or default_jdk(newest))
+            facts["version_source"] = (f"{facts['version_source']} (the newest release, judged as {newest}, "
+                                       "the newest flinktune knows)")
         if dockerfile is not None and dockerfile.entrypoint is not None and not any(
                 "docker-entrypoint" in word for word in dockerfile.entrypoint):
             facts["official"] = False

@@ -21,9 +21,11 @@ from flinktune.deployment.common import (
     config_sources,
     docker_bytes,
     dynamic_properties,
+    effective_role,
     image_facts,
     mount_jars,
     role_of,
+    script_entrypoint,
 )
 from flinktune.deployment.dockerfile import DockerImage, read_dockerfile
 from flinktune.deployment.model import CONF_DIR, EnvVar, Found, Mount, Process, Where
@@ -215,6 +217,13 @@ def read_compose(file: str, root: View, dockerfiles: dict[str, DockerImage | Non
             continue
         if entrypoint:
             facts["official"] = any("docker-entrypoint" in word for word in entrypoint)
+        script = script_entrypoint(entrypoint or (dockerfile.entrypoint if dockerfile is not None else None))
+        script_where = None
+        if script and entrypoint:
+            script_where = Where(file, service.get("entrypoint").line, "entrypoint")  # type: ignore[union-attr]
+        elif script and dockerfile is not None:
+            script_where = dockerfile.entrypoint_where
+        role, intended = effective_role(script, command, role)
         where = Where(file, line, f"service {name}")
         env, overlays = _env(service, file)
         mounts = _mounts(service, file, folder, named)
@@ -254,7 +263,8 @@ def read_compose(file: str, root: View, dockerfiles: dict[str, DockerImage | Non
             replicas_known=known, hostnames=hostnames, networks=networks,
             dockerfile=dockerfile.path if dockerfile is not None else None,
             entrypoint_overridden=bool(entrypoint) or (
-                dockerfile is not None and dockerfile.entrypoint is not None)))
+                dockerfile is not None and dockerfile.entrypoint is not None),
+            entrypoint=script, entrypoint_where=script_where, intended_role=intended))
         for value, first, _block, _var in overlays:
             documents.append(_overlay_document(file, name, value, first))
     return processes, documents

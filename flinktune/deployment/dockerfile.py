@@ -15,6 +15,7 @@ import shlex
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from flinktune.deployment.images import parse_image
 from flinktune.deployment.model import CONF_DIR, FLINK_HOME, Found, Jar, Where
 
 if TYPE_CHECKING:
@@ -152,14 +153,16 @@ def _jars_in_run(command: str, workdir: str, where: Where) -> list[Jar]:
             path = _abs(target_file, workdir)
             folder = _jar_folder(posixpath.dirname(path))
             if folder is not None:
-                jars.append(Jar(posixpath.basename(path), folder, where))
+                source = _abs(urls[0], workdir) if tool in ("cp", "mv", "ln") and urls else None
+                jars.append(Jar(posixpath.basename(path), folder, where, source))
         elif target_dir is not None:
             folder = _jar_folder(_abs(target_dir + "/", workdir))
             if folder is not None:
                 for url in urls:
                     name = posixpath.basename(url.split("?", 1)[0])
                     if name.endswith(".jar") and "*" not in name:
-                        jars.append(Jar(name, folder, where))
+                        source = _abs(url, workdir) if tool in ("cp", "mv", "ln") else None
+                        jars.append(Jar(name, folder, where, source))
     return jars
 
 
@@ -193,7 +196,9 @@ def read_dockerfile(path: str, text: str) -> DockerImage:
             # A new stage starts from scratch: what earlier stages copied is not in this image.
             copies, jars, env = [], [], []
             entrypoint, entrypoint_where, cmd = None, None, None
-            workdir = "/"
+            # The official image's Dockerfile ends with WORKDIR $FLINK_HOME.
+            base_ref = parse_image(stage_base)
+            workdir = FLINK_HOME if base_ref is not None and base_ref.official else "/"
         elif keyword == "WORKDIR":
             workdir = _abs(fill(rest.strip()), workdir).rstrip("/") or "/"
         elif keyword == "ENV":

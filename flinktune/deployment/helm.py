@@ -195,9 +195,50 @@ def values_documents(text: str, file: str) -> list[ConfigDocument]:
                 if not isinstance(item, tuple):
                     walk(item, source, first_line, depth + 1)
 
-    for root in safe_compose(text, file, 1):
+    roots = safe_compose(text, file, 1)
+    for root in roots:
         walk(root, text, 1, 0)
-    return documents
+    hint = _image_hint(roots, file)
+    if hint is None:
+        return documents
+    from dataclasses import replace
+
+    version, source, jdk = hint
+    return [replace(d, version_hint=version, version_hint_source=source, jdk_hint=jdk) for d in documents]
+
+
+def _image_hint(roots: list[Any], file: str) -> tuple[str, str, int | None] | None:
+    """(version, source, JDK) from the chart's top-level ``image`` (``repository`` and ``tag``, the usual
+    Helm convention) when it names an official Flink image: the image the chart's Flink runs, and so the
+    version its flinkConfiguration is for. Versions before 1.13 are judged as 1.13, the oldest flinktune
+    knows."""
+    from yaml.nodes import MappingNode, ScalarNode
+
+    from flinktune.deployment.images import parse_image
+
+    for root in roots:
+        if not isinstance(root, MappingNode):
+            continue
+        for key, value in root.value:
+            if not (isinstance(key, ScalarNode) and key.value == "image" and isinstance(value, MappingNode)):
+                continue
+            fields = {k.value: v.value for k, v in value.value
+                      if isinstance(k, ScalarNode) and isinstance(v, ScalarNode)}
+            repository, tag = fields.get("repository"), fields.get("tag")
+            if not repository or not tag:
+                return None
+            reference = f"{repository}:{tag}"
+            if fields.get("registry"):
+                reference = f"{fields['registry']}/{reference}"
+            ref = parse_image(reference)
+            if ref is None or not ref.official or ref.version is None:
+                return None
+            source = f"image {reference} ({file}:{key.start_mark.line + 1})"
+            major, minor = (int(part) for part in ref.version.split(".")[:2])
+            if (major, minor) < (1, 13):
+                return "1.13", f"{source}, older than 1.13 and judged as 1.13", ref.jdk
+            return ref.version, source, ref.jdk
+    return None
 
 
 def _chart_values(template: str) -> Any:

@@ -20,10 +20,12 @@ from flinktune.config.types import ConfigDocument
 from flinktune.deployment.common import (
     config_sources,
     dynamic_properties,
+    effective_role,
     image_facts,
     mount_jars,
     quantity_bytes,
     role_of,
+    script_entrypoint,
 )
 from flinktune.deployment.dockerfile import DockerImage
 from flinktune.deployment.model import (
@@ -170,6 +172,15 @@ def _process(kind: str, name: str, obj: View, container: View, spec: View, file:
     if container.get("command") is not None:
         words = _strings(container.get("command"))
         facts["official"] = bool(facts["official"]) and any("docker-entrypoint" in w for w in words)
+    # Kubernetes: command replaces the image's ENTRYPOINT, args its CMD and are appended to the entrypoint.
+    script = script_entrypoint(_strings(container.get("command")) if container.get("command") is not None
+                               else dockerfile.entrypoint if dockerfile is not None else None)
+    role, intended = effective_role(script, _strings(container.get("args")), role)
+    script_where = None
+    if script and container.get("command") is not None:
+        script_where = Where(file, container.get("command").line, "command")  # type: ignore[union-attr]
+    elif script and dockerfile is not None:
+        script_where = dockerfile.entrypoint_where
     env = _env(container, file)
     conf_dir = next((var.value for var in env if var.name == "FLINK_CONF_DIR" and var.value),
                     None) or CONF_DIR
@@ -201,7 +212,8 @@ def _process(kind: str, name: str, obj: View, container: View, spec: View, file:
         replicas_where=Where(file, replicas_view.line) if replicas_view is not None else None,
         replicas_known=known, hostnames=(), networks=("kubernetes",), labels=labels, namespace=namespace,
         dockerfile=dockerfile.path if dockerfile is not None else None, dockerfile_assumed=assumed,
-        entrypoint_overridden=container.get("command") is not None)
+        entrypoint_overridden=container.get("command") is not None, entrypoint=script,
+        entrypoint_where=script_where, intended_role=intended)
 
 
 def _operator_processes(obj: View, file: str, namespace: str | None, name: str,

@@ -71,6 +71,7 @@ class Jar:
     name: str
     folder: str             # lib | plugins/<dir> | opt | other
     where: Where
+    source: str | None = None   # the path in the image it was copied from (cp /opt/flink/opt/x.jar ...)
 
 
 @dataclass(frozen=True)
@@ -124,6 +125,12 @@ class Process:
     dockerfile: str | None = None       # the Dockerfile it is built from, when known
     dockerfile_assumed: bool = False    # linked by being the only Flink Dockerfile beside the manifest
     entrypoint_overridden: bool = False
+    # A Flink script the image or the container runs as its entrypoint instead of docker-entrypoint.sh
+    # (ENTRYPOINT ["/opt/flink/bin/jobmanager.sh", "start-foreground"]): the arguments go to it.
+    entrypoint: tuple[str, ...] = ()
+    entrypoint_where: Where | None = None
+    # The role the container's arguments or names ask for when that entrypoint runs the other one.
+    intended_role: str | None = None
 
     def env_value(self, name: str) -> str | None:
         for var in self.env:

@@ -100,8 +100,13 @@ def _deployment_run(expanded: Any, options: LintOptions) -> _DeploymentRun | Non
         from flinktune.deployment.find import beside
 
         manifests = tuple(path for path, kind in expanded.deployment if kind == "kubernetes")
+        relative = not any(os.path.isabs(path) for path in [*expanded.named, *expanded.folders])
+        here = os.getcwd() + os.sep
         for path, kind in beside(list(expanded.named), list(expanded.folders), manifests).items():
-            files.setdefault(path, kind)
+            # named as the user names files: relative to the working folder when the inputs were
+            spelled = os.path.relpath(path) if relative and path.startswith(here) else path
+            if _key(spelled) not in {_key(known) for known in files}:
+                files[spelled] = kind
     if not files:
         return None
     from flinktune.deployment.readers import read_deployment

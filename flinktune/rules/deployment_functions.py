@@ -12,6 +12,8 @@ comprehensions: ``[p for p in deployment().cluster if p.role == "taskmanager"]``
 - ``host(name, process)``: what a host name resolves to from that process.
 - ``jar_version(name)``, ``plugin_only(name)``: what a jar's file name says.
 - ``jm_memory(component)``: the derived JobManager memory (heap, off_heap, metaspace, overhead, process).
+- ``operator()``: what a FlinkDeployment's spec says outside flinkConfiguration (kind, mode, has_job,
+  upgrade_mode and its line, parallelism, replicas, memory).
 """
 
 from __future__ import annotations
@@ -160,6 +162,12 @@ def _jm_memory(ctx: Any, component: object) -> object:
     return None if value is None else int(value)
 
 
+def _operator(ctx: Any) -> object:
+    spec = getattr(ctx.situation, "spec", None) if ctx.document is not None else None
+    fields = getattr(spec, "_fields", ())
+    return {name: getattr(spec, name) for name in fields}
+
+
 def _f(name: str, arity: tuple[int, int], impl: Any, doc: str) -> Function:
     return Function(name=name, min_args=arity[0], max_args=arity[1], impl=impl, doc=doc)
 
@@ -186,4 +194,8 @@ DEPLOYMENT_FUNCTIONS: dict[str, Function] = {fn.name: fn for fn in (
     _f("jm_memory", (1, 1), _jm_memory,
        "jm_memory(component): derived JobManager memory in bytes (process, flink, heap, off_heap, "
        "jvm_metaspace, jvm_overhead), or null"),
+    _f("operator", (0, 0), _operator,
+       "operator(): the FlinkDeployment's spec outside flinkConfiguration (kind, mode, has_job, "
+       "upgrade_mode, upgrade_mode_line, parallelism, taskmanager_replicas, *_memory_bytes); empty for other "
+       "documents"),
 )}

@@ -93,9 +93,10 @@ def _run(rule: Rule, bindings: dict[str, Value], context: RuleContext, where: st
             key_t, value_t, new_t = rule.fix_templates
             fix_fields = (key_t.render(values), value_t.render(values) if value_t is not None else None,
                           new_t.render(values) if new_t is not None else None)
-        where_value = values.get("where") if rule.scope == "process" else None
+        where_value = values.get("where")
         if isinstance(where_value, Mapping) and isinstance(where_value.get("file"), str):
-            # A process rule points at the line it rests on (an env var, a jar, a volume) via let 'where'.
+            # A rule points at the line it rests on (an env var, a jar, a volume, a spec field) via a let
+            # 'where' that is a location mapping.
             line_value = where_value.get("line")
             location = Location(file=str(where_value["file"]),
                                 line=line_value if isinstance(line_value, int) else None, key=location.key)
@@ -285,14 +286,17 @@ def _compile(form: tuple[object, ...]) -> Callable[[RuleContext, str], bool] | N
 
 def evaluate_document(ruleset: RuleSet, document: ConfigDocument, version: FlinkVersion,
                       env: Mapping[str, object] | None = None, situation: object = None,
-                      document_at: Callable[[str], ConfigDocument | None] | None = None) -> list[Finding]:
+                      document_at: Callable[[str], ConfigDocument | None] | None = None,
+                      text: str | None = None) -> list[Finding]:
     """Run the config-, key- and issue-scope rules that apply to ``version`` over one document.
 
     ``situation`` (flinktune.situation.Situation) is what the rule functions read for the effective
-    configuration, memory and job; without one it is resolved from ``document``, ``version`` and ``env``.
+    configuration, memory and job; without one it is resolved from ``document`` (and the manifest
+    ``text`` it was read from), ``version`` and ``env``.
     """
     context = RuleContext(version, document, env, situation)
     context.document_at = document_at
+    context.text = text
     base: dict[str, Value] = {
         "version": str(version),
         "env": to_value(dict(env or {})),

@@ -167,7 +167,8 @@ def run_example(rule: Rule, example: Example, kind: str, index: int) -> ExampleR
             findings = evaluate_items(single, rule.scope, example.items or [], version, example.env,
                                       example.file or "metrics")
         else:
-            findings = evaluate_document(single, example_document(example), version, example.env)
+            text = example.config if isinstance(example.config, str) else None
+            findings = evaluate_document(single, example_document(example), version, example.env, text=text)
     except FlinktuneError as error:
         detail = f"raised {type(error).__name__}: {error.one_line()}"
         return ExampleResult(rule.code, kind, index, False, detail)

@@ -48,6 +48,7 @@ class RuleContext:
         self.deployment: Any = None
         self.process: Any = None
         self.document_at: Any = None
+        self.text: str | None = None    # the manifest text of the document, when known (its spec)
         if situation is not None:
             self.__dict__["situation"] = situation
 
@@ -67,7 +68,7 @@ class RuleContext:
             document = ConfigDocument("<none>", ConfigFormat.FLAT, ())
         else:
             document = self.document
-        return resolve_situation(document, environment=environment, catalog=self.catalog)
+        return resolve_situation(document, text=self.text, environment=environment, catalog=self.catalog)
 
     @cached_property
     def catalog(self) -> Any:
@@ -294,6 +295,25 @@ def _known(ctx: RuleContext, key: object) -> bool:
 def _ever_known(ctx: RuleContext, key: object) -> bool:
     name = _text(key, "key")
     return any(_kind(ctx.lookup(name, version)) not in ("unknown",) for version in SUPPORTED)
+
+
+_KEY_COLON = re.compile(r"([A-Za-z0-9_.-]+):(?=\s|$)")
+
+
+def _keys_in(ctx: RuleContext, text: object) -> object:
+    """The Flink keys written as ``key:`` inside a text (a value that swallowed the next line), also
+    when glued to the end of a word (``truejobmanager.rpc.address:``)."""
+    if not isinstance(text, str) or ":" not in text:
+        return ()
+    found: list[str] = []
+    for match in _KEY_COLON.finditer(text[:2000]):
+        word = match.group(1)
+        for start in range(len(word)):
+            candidate = word[start:]
+            if "." in candidate and (start == 0 or candidate[0].isalpha()) and _ever_known(ctx, candidate):
+                found.append(candidate)
+                break
+    return tuple(found)
 
 
 def _canonical(ctx: RuleContext, key: object) -> object:
@@ -1010,6 +1030,8 @@ FUNCTIONS: Mapping[str, Function] = {
            "status(key): option | deprecated-alias | fallback-alias | family | removed | not-yet | unknown"),
         _f("known", (1, 1), _known, "known(key): the target version reads this key"),
         _f("ever_known", (1, 1), _ever_known, "ever_known(key): some supported Flink version has this key"),
+        _f("keys_in", (1, 1), _keys_in,
+           "keys_in(text): Flink keys written as 'key:' inside a text (also glued to a word), in order"),
         _f("canonical", (1, 1), _canonical, "canonical(key): the option key this key or alias maps to"),
         _f("deprecated", (1, 1), _deprecated, "deprecated(key): deprecated in the target version"),
         _f("replacement", (1, 1), _replacement, "replacement(key): the key to use instead, or null"),

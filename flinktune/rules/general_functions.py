@@ -85,6 +85,18 @@ def _replace(_ctx: Any, text: object, old: object, new: object) -> object:
     return out
 
 
+def _join(_ctx: Any, items: object, separator: object = " ") -> object:
+    """The items as one text (``join(["a", "b"], ", ")`` -> ``"a, b"``); null items are left out."""
+    if items is None:
+        return ""
+    if not isinstance(items, tuple) or not isinstance(separator, str):
+        raise ConditionError("join() needs a list and a text")
+    out = separator.join(str(item) for item in items if item is not None)
+    if len(out) > 10_000:
+        raise ConditionError("join(): text too long")
+    return out
+
+
 def _location(_ctx: Any, file: object, line: object = None, note: object = None) -> object:
     """A mapping {file, line, note}: a place a finding rests on (a rule's ``related``)."""
     if not isinstance(file, str):
@@ -105,6 +117,7 @@ GENERAL_FUNCTIONS: dict[str, Function] = {fn.name: fn for fn in (
     _f("upper", (1, 1), _upper, "upper(text): upper-case text"),
     _f("basename", (1, 1), _basename, "basename(path): the last part of a path"),
     _f("replace", (3, 3), _replace, "replace(text, old, new): text with every old replaced by new"),
+    _f("join", (1, 2), _join, "join(list, separator): the items as one text, separated (default a space)"),
     _f("location", (1, 3), _location,
        "location(file, line, note): a place as a mapping (for a rule's related places)"),
 )}

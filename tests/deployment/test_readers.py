@@ -253,3 +253,38 @@ def test_dockerfile_entrypoint_replaced(tmp_path: Path) -> None:
     # the only Dockerfile FROM the official image above the manifest builds the image it runs
     assert jm.dockerfile_assumed and jm.flink_version == "1.15" and not jm.official
     assert jm.config[0].how == "baked"
+
+
+def test_an_entrypoint_script_decides_the_role(tmp_path: Path) -> None:
+    # Kubernetes appends args to the image's ENTRYPOINT; a Flink script there ignores them
+    dockerfile = _write(tmp_path, "Dockerfile", "FROM flink:1.18\n"
+                        'ENTRYPOINT ["/opt/flink/bin/jobmanager.sh", "start-foreground"]\n'
+                        "RUN cp ./opt/flink-s3-fs-hadoop-1.18.1.jar ./plugins/s3/\n")
+    manifest = _write(tmp_path, "tm.yaml", "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n"
+                      "  name: flink-taskmanager\nspec:\n  template:\n    spec:\n      containers:\n"
+                      "      - name: taskmanager\n        image: my/job:1\n        args: [taskmanager]\n")
+    deployment = read_deployment([(dockerfile, "dockerfile"), (manifest, "kubernetes")], str(tmp_path))
+    [process] = deployment.processes
+    assert (process.role, process.intended_role) == ("jobmanager", "taskmanager")
+    assert process.entrypoint_where is not None and process.entrypoint_where.line == 2
+    # WORKDIR of the official image is /opt/flink: the jar comes from its opt/ folder
+    [jar] = process.jars
+    assert (jar.name, jar.folder, jar.source) == ("flink-s3-fs-hadoop-1.18.1.jar", "plugins/s3",
+                                                  "/opt/flink/opt/flink-s3-fs-hadoop-1.18.1.jar")
+
+
+def test_latest_is_judged_as_the_newest_release(tmp_path: Path) -> None:
+    from flinktune.versions import SUPPORTED
+
+    compose = _write(tmp_path, "docker-compose.yml",
+                     "services:\n  jm:\n    image: flink\n    command: jobmanager\n")
+    [jm] = read_deployment([(compose, "compose")], str(tmp_path)).processes
+    assert jm.image_moving and jm.flink_version == f"{SUPPORTED[-1].major}.{SUPPORTED[-1].minor}"
+    assert "the newest release" in jm.version_source
+
+
+def test_helm_values_image_names_the_version_of_its_flink_configuration(tmp_path: Path) -> None:
+    values = _write(tmp_path, "chart/values.yaml", "image:\n  repository: flink\n  tag: 1.9.3\n"
+                    "flinkProperties:\n  taskmanager.numberOfTaskSlots: \"1\"\n")
+    [document] = read_deployment([(values, "helm")], str(tmp_path)).documents
+    assert document.version_hint == "1.13" and "older than 1.13" in (document.version_hint_source or "")
