@@ -57,8 +57,8 @@ def search_tree(root: str, found: dict[str, str], budget: list[int], depth: int 
             found.setdefault(entry.path, kind)
 
 
-def _project_root(folder: str) -> bool:
-    for entry in _listing(folder):
+def _project_root(folder: str, listing: list[os.DirEntry[str]] | None = None) -> bool:
+    for entry in _listing(folder) if listing is None else listing:
         name = entry.name
         if name == ".git" or name == "Chart.yaml" or is_dockerfile_name(name) or compose_name(name):
             return True
@@ -76,24 +76,28 @@ def beside(paths: list[str], folders: list[str], manifests: tuple[str, ...] = ()
                                        or os.sep + "templates" + os.sep in os.path.abspath(p)) for p in paths]
     starts += [(os.path.dirname(os.path.abspath(f.rstrip(os.sep) or f)), False) for f in folders]
     roots: set[str] = set()
-    looked: set[str] = set()
-    for folder, own in starts:
+    looked: set[tuple[str, bool]] = set()
+    listings: dict[str, list[os.DirEntry[str]]] = {}
+    for folder, own in dict.fromkeys(starts):     # the files of one folder share one walk up
         current = folder
         for level in range(ANCESTORS + 1):
-            if current not in looked:
-                looked.add(current)
-                for entry in _listing(current):
+            if current not in listings:
+                listings[current] = _listing(current)
+            sniff = own and level == 0
+            if (current, sniff) not in looked:
+                looked.add((current, sniff))
+                for entry in listings[current]:
                     if not entry.is_file():
                         continue
                     name = entry.name
                     if is_dockerfile_name(name):
                         found.setdefault(entry.path, "dockerfile")
                     elif name.lower().endswith((".yaml", ".yml")) and (
-                            compose_name(name) or name == "Chart.yaml" or (own and level == 0)):
+                            compose_name(name) or name == "Chart.yaml" or sniff):
                         kind = recognise(entry.path, head_of(entry.path))
                         if kind is not None:
                             found.setdefault(entry.path, kind)
-            if _project_root(current) and level > 0:
+            if level > 0 and _project_root(current, listings[current]):
                 roots.add(current)
             if os.path.isdir(os.path.join(current, ".git")):
                 roots.add(current)

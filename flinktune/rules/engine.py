@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Any
 
 from flinktune.change import Applicability, Change
 from flinktune.config.types import ConfigDocument, ConfigEntry
@@ -14,6 +15,7 @@ from flinktune.rules.lang import (
     BoolOp,
     Budget,
     Call,
+    Comprehension,
     Condition,
     ListExpr,
     Literal,
@@ -249,6 +251,54 @@ def _key_test(condition: Condition) -> tuple[tuple[object, ...], Callable[[RuleC
     return None if test is None else (form, test)
 
 
+# Bindings that change from one entry of a document to the next (key scope).
+_PER_ENTRY = frozenset({"key", "value", "raw", "line"})
+
+
+def _entry_free(node: object, lets: Mapping[str, Condition], seen: set[str]) -> bool:
+    """``node`` reads no per-entry binding, directly or through the lets it uses: its value is the same for
+    every entry of one document."""
+    if isinstance(node, Name):
+        if node.name in _PER_ENTRY:
+            return False
+        if node.name in lets and node.name not in seen:
+            seen.add(node.name)
+            return _entry_free(lets[node.name].root, lets, seen)
+        return True
+    if isinstance(node, Comprehension):
+        return all(_entry_free(part, lets, seen)
+                   for part in (node.iterable, node.element, node.condition) if part is not None)
+    for name in getattr(node, "__slots__", ()):
+        if name == "pos":
+            continue
+        part = getattr(node, name, None)
+        parts = part if isinstance(part, tuple) else (part,)
+        if not all(_entry_free(p, lets, seen) for p in parts if isinstance(p, Node)):
+            return False
+    return True
+
+
+def _document_test(rule: Rule) -> Condition | None:
+    """The first test of a key-scope condition (alone, or the first operand of ``and``) when it reads no
+    per-entry binding (``flat and ...`` with flat: doc.format == ...): it has one value per document, so
+    where it is false the rule is skipped for every entry. None otherwise."""
+    root = rule.condition.root
+    first = root.operands[0] if isinstance(root, BoolOp) and root.op == "and" else root
+    if not _entry_free(first, rule.let_map, set()):
+        return None
+    return Condition(rule.condition.source, first)
+
+
+def _guards(rule: Rule) -> tuple[Any, Any, Any]:
+    """(document test, key guard, key test) of a key-scope rule: what its condition's shape allows to
+    skip, worked out once per rule (a cache beside the frozen value)."""
+    found = rule.__dict__.get("_guards")
+    if found is None:
+        found = rule.__dict__["_guards"] = (_document_test(rule), _key_guard(rule.condition),
+                                            _key_test(rule.condition))
+    return found  # type: ignore[no-any-return]
+
+
 def _mentions_key(form: object) -> bool:
     return form == ("key",) or (isinstance(form, tuple) and any(_mentions_key(part) for part in form))
 
@@ -309,7 +359,18 @@ def evaluate_document(ruleset: RuleSet, document: ConfigDocument, version: Flink
             findings.append(found)
     key_rules = ruleset.for_scope("key", version)
     if key_rules:
-        guards = [(rule, _key_guard(rule.condition), _key_test(rule.condition)) for rule in key_rules]
+        guards = []
+        for rule in key_rules:
+            whole, key_guard, key_test = _guards(rule)
+            if whole is not None:
+                budget = Budget()
+                try:
+                    if not truthy(evaluate(whole, _Names(rule, dict(base), context, budget), FUNCTIONS,
+                                           context, budget)):
+                        continue          # false for every entry of this document
+                except ConditionError:
+                    pass                  # let the rule's own run report the error
+            guards.append((rule, key_guard, key_test))
         # The value of each distinct key-only first test per key (rules share them: status(key) == ...).
         tested: dict[tuple[object, ...], bool] = {}
         for entry in document.entries:

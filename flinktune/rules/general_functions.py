@@ -97,6 +97,14 @@ def _join(_ctx: Any, items: object, separator: object = " ") -> object:
     return out
 
 
+def _prefixes(_ctx: Any, text: object, separator: object = ".") -> object:
+    """The leading parts of a dotted name, shortest first (``a.b.c`` -> ``a``, ``a.b``)."""
+    if not isinstance(text, str) or not isinstance(separator, str) or not separator:
+        return ()
+    parts = text.split(separator)
+    return tuple(separator.join(parts[:n]) for n in range(1, len(parts)))
+
+
 def _location(_ctx: Any, file: object, line: object = None, note: object = None) -> object:
     """A mapping {file, line, note}: a place a finding rests on (a rule's ``related``)."""
     if not isinstance(file, str):
@@ -118,6 +126,8 @@ GENERAL_FUNCTIONS: dict[str, Function] = {fn.name: fn for fn in (
     _f("basename", (1, 1), _basename, "basename(path): the last part of a path"),
     _f("replace", (3, 3), _replace, "replace(text, old, new): text with every old replaced by new"),
     _f("join", (1, 2), _join, "join(list, separator): the items as one text, separated (default a space)"),
+    _f("prefixes", (1, 2), _prefixes,
+       "prefixes(name, separator): the leading parts of a dotted name, shortest first (a.b.c -> a, a.b)"),
     _f("location", (1, 3), _location,
        "location(file, line, note): a place as a mapping (for a rule's related places)"),
 )}

@@ -113,4 +113,11 @@ class RuleSet:
         return RuleSet(tuple(rule for rule in self.rules if keep(rule)))
 
     def for_scope(self, scope: str, version: FlinkVersion) -> tuple[Rule, ...]:
-        return tuple(rule for rule in self.rules if rule.scope == scope and rule.applies_to(version))
+        # Asked for every document of a run: computed once per scope and version (a cache beside the
+        # frozen value, not part of it).
+        cache: dict[tuple[str, FlinkVersion], tuple[Rule, ...]] = self.__dict__.setdefault("_scopes", {})
+        found = cache.get((scope, version))
+        if found is None:
+            found = cache[(scope, version)] = tuple(rule for rule in self.rules
+                                                    if rule.scope == scope and rule.applies_to(version))
+        return found
