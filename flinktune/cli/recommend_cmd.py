@@ -103,6 +103,13 @@ def recommend(
                                     timeline=fmt == "html", spark_log=verbose,
                                     progress=lambda message: note(f"flinktune: {message}"),
                                     explain=note if verbose else None)
+        from dataclasses import replace
+
+        from flinktune.lint.runner import lint_errors_beyond_network
+
+        # What the recommended file still fails lint on, which these (network) changes cannot fix:
+        # said, never left for the user to find after --write.
+        result = replace(result, lint_errors=tuple(lint_errors_beyond_network(result.new_text, result.path)))
         emit("recommend", result, fmt, no_color=no_color, inputs=result.inputs)
         _write(result, write, output, follow_symlinks, note)
         return EXIT_OK
@@ -133,6 +140,9 @@ def _write(result: Any, write: bool, output: Path | None, follow_symlinks: bool,
     from flinktune.config.writer import write_file_atomic
 
     data = result.encode(result.new_text)
+    if (write or output is not None) and result.lint_errors:
+        note(f"flinktune: note: {output or result.path} still has {len(result.lint_errors)} lint error(s) "
+             "that no network setting fixes (listed above)")
     if not result.changed:
         if write or output is not None:
             note("flinktune: nothing to change")

@@ -328,6 +328,39 @@ def _key(path: str) -> str:
     return os.path.normcase(os.path.abspath(path))
 
 
+def _flink_files(deployment: Any) -> set[str]:
+    """The deployment files that run Flink or hold a Flink configuration (a compose file of other
+    services, or a Dockerfile no Flink process is built from, is not linted by being read)."""
+    keys = {_key(document.path) for document in deployment.documents}
+    for process in deployment.processes:
+        keys.add(_key(process.where.file))
+        if process.dockerfile:
+            keys.add(_key(process.dockerfile))
+    return keys
+
+
+def _nothing_judged(expanded: Any, files: list[str], judged: set[str], reported: set[str]
+                    ) -> list[InputProblem]:
+    """A folder that holds deployment files but no Flink config and nothing that runs Flink is not
+    judged, and neither is a deployment file named on the command line without a Flink process: exit 2
+    with one line, as for any input that could not be judged."""
+    from flinktune.lint.paths import LOOKED_FOR
+
+    checked = {_key(path) for path in files}
+    out = []
+    for folder in expanded.folders:
+        prefix = _key(folder).rstrip(os.sep) + os.sep
+        if _key(folder) not in reported and not any(k.startswith(prefix) for k in checked | judged):
+            out.append(InputProblem(folder, LOOKED_FOR))
+    for path, kind in expanded.deployment:
+        key = _key(path)
+        if key not in checked and key not in judged and key not in reported and any(
+                _key(n) == key for n in expanded.named):
+            out.append(InputProblem(path, f"no Flink process or configuration in it (read as a {kind} "
+                                          "file)"))
+    return out
+
+
 def _respell(findings: list[Finding], names: dict[str, str]) -> list[Finding]:
     """Every file named as the run names it: a deployment file refers to a configuration by its absolute
     path (a compose bind, a Dockerfile COPY), the command line by the path the user typed."""
@@ -400,6 +433,29 @@ def _lint_processes(run: _DeploymentRun, ruleset: Any, options: LintOptions) -> 
     return outcomes
 
 
+# The keys network-stack advice changes (flinktune recommend): a lint error on another key is one no
+# network setting fixes.
+_NETWORK_PREFIXES = ("taskmanager.network.", "taskmanager.memory.network.", "execution.buffer-timeout",
+                     "taskmanager.memory.segment-size")
+
+
+def lint_errors_beyond_network(text: str, path: str, options: LintOptions | None = None) -> list[Finding]:
+    """The error findings lint reports for a configuration given as text (what ``recommend`` would
+    write) on keys network settings do not cover: what the file still needs whatever buffers it gets."""
+    from flinktune.config.reader import read_config_text
+    from flinktune.findings import Severity
+
+    options = options or LintOptions()
+    try:
+        documents = read_config_text(text, path)
+    except FlinktuneError:
+        return []
+    outcome = _lint_documents(_FileOutcome(path, read_ok=True), list(documents), text, load_ruleset(options),
+                              options, None)
+    return [f for f in outcome.kept if f.severity is Severity.ERROR
+            and not (f.location.key or "").startswith(_NETWORK_PREFIXES)]
+
+
 def load_ruleset(options: LintOptions) -> Any:
     from flinktune.rules import load_rules
 
@@ -456,9 +512,12 @@ def lint_paths(arguments: list[str] | tuple[str, ...], options: LintOptions | No
         for path, why in run.deployment.skipped:
             if _key(path) in named:
                 problems.append(InputProblem(path, f"could not be read as a deployment file: {why}"))
+        judged = _flink_files(run.deployment)
+        given = named | {_key(p) for p, _k in expanded.deployment}
         for path in run.deployment.files:
-            if path not in files and _key(path) in named | {_key(p) for p, _k in expanded.deployment}:
+            if path not in files and _key(path) in given and _key(path) in judged:
                 files.append(path)
+        problems += _nothing_judged(expanded, files, judged, {_key(p.file) for p in problems})
     if run is not None:
         names = {_key(path): path for path in [*run.deployment.files, *files]}
         findings = _respell(findings, names)
