@@ -170,6 +170,17 @@ def mount_jars(mounts: tuple[Mount, ...]) -> tuple[Jar, ...]:
     return tuple(jars)
 
 
+def replicas_of(view: object) -> tuple[int, bool]:
+    """(replicas, whether the files say how many) of a compose ``deploy.replicas``/``scale`` or a
+    workload's ``spec.replicas`` node: one when absent, unknown when templated or not a number."""
+    if view is None:
+        return 1, True
+    try:
+        return int(getattr(view, "text", None) or "1"), True
+    except ValueError:
+        return 1, False
+
+
 def script_entrypoint(entrypoint: tuple[str, ...] | None) -> tuple[str, ...]:
     """The entrypoint when it runs one of Flink's scripts itself (jobmanager.sh, taskmanager.sh,
     standalone-job.sh ...) rather than the official docker-entrypoint.sh; empty otherwise."""

@@ -24,6 +24,7 @@ from flinktune.deployment.common import (
     effective_role,
     image_facts,
     mount_jars,
+    replicas_of,
     role_of,
     script_entrypoint,
 )
@@ -233,12 +234,7 @@ def read_compose(file: str, root: View, dockerfiles: dict[str, DockerImage | Non
         jars = (dockerfile.jars if dockerfile is not None else ()) + mount_jars(mounts)
         memory_view = service.path("deploy", "resources", "limits", "memory") or service.get("mem_limit")
         replicas_view = service.path("deploy", "replicas") or service.get("scale")
-        replicas, known = 1, True
-        if replicas_view is not None:
-            try:
-                replicas = int(replicas_view.text or "1")
-            except ValueError:
-                known = False
+        replicas, known = replicas_of(replicas_view)
         hostnames, networks = _names(service, name)
         command_where = Where(file, command_view.line, "command") if command_view is not None else None
         image_where = None

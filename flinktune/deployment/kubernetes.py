@@ -24,6 +24,7 @@ from flinktune.deployment.common import (
     image_facts,
     mount_jars,
     quantity_bytes,
+    replicas_of,
     role_of,
     script_entrypoint,
 )
@@ -188,12 +189,7 @@ def _process(kind: str, name: str, obj: View, container: View, spec: View, file:
                              os.path.dirname(dockerfile.path) if dockerfile is not None else None, conf_dir)
     memory, memory_where = _memory_limit(container, file)
     replicas_view = obj.path("spec", "replicas")
-    replicas, known = 1, True
-    if replicas_view is not None:
-        try:
-            replicas = int(replicas_view.text or "1")
-        except ValueError:
-            known = False
+    replicas, known = replicas_of(replicas_view)
     image_view = container.get("image")
     return Process(
         name=f"{name}/{container.str_at('name') or ''}", role=role, platform="kubernetes",

@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from flinktune.rules.general_functions import function as _f
 from flinktune.rules.lang import Function
 
 _NO_DEPLOYMENT: dict[str, object] = {
@@ -166,10 +167,6 @@ def _operator(ctx: Any) -> object:
     spec = getattr(ctx.situation, "spec", None) if ctx.document is not None else None
     fields = getattr(spec, "_fields", ())
     return {name: getattr(spec, name) for name in fields}
-
-
-def _f(name: str, arity: tuple[int, int], impl: Any, doc: str) -> Function:
-    return Function(name=name, min_args=arity[0], max_args=arity[1], impl=impl, doc=doc)
 
 
 DEPLOYMENT_FUNCTIONS: dict[str, Function] = {fn.name: fn for fn in (

@@ -113,8 +113,12 @@ def _location(_ctx: Any, file: object, line: object = None, note: object = None)
             "note": note if isinstance(note, str) else ""}
 
 
-def _f(name: str, arity: tuple[int, int], impl: Any, doc: str) -> Function:
+def function(name: str, arity: tuple[int, int], impl: Any, doc: str) -> Function:
+    """A rule-language function entry (name, (min, max) arguments, implementation, one-line doc)."""
     return Function(name=name, min_args=arity[0], max_args=arity[1], impl=impl, doc=doc)
+
+
+_f = function
 
 
 GENERAL_FUNCTIONS: dict[str, Function] = {fn.name: fn for fn in (
