@@ -41,7 +41,7 @@ def assemble(files: list[tuple[str, str]], root: str | None) -> Deployment:
     readers = {reader.name: reader for reader in READERS}
     found: list[Found] = []
     read: list[str] = []
-    skipped: list[tuple[str, str]] = []
+    skipped: list[tuple[str, str, int | None]] = []
     for stage in sorted({reader.stage for reader in READERS}):
         for path, kind in files:
             reader = readers.get(kind)
@@ -50,10 +50,10 @@ def assemble(files: list[tuple[str, str]], root: str | None) -> Deployment:
             try:
                 found.append(_read(path, reader.module, kind, context))
             except FlinktuneError as error:
-                skipped.append((path, error.message))
+                skipped.append((error.file or path, error.message, error.line))
                 continue
             except OSError as error:
-                skipped.append((path, str(error)))
+                skipped.append((path, f"cannot read file: {error.strerror or error}", None))
                 continue
             read.append(path)
     claims = {name: access for part in found for name, access in part.claims}

@@ -7,6 +7,7 @@ import os
 import posixpath
 import re
 import shlex
+from collections.abc import Callable
 
 from flinktune.deployment.dockerfile import DockerImage, context_path
 from flinktune.deployment.images import default_jdk, parse_image
@@ -21,6 +22,7 @@ from flinktune.deployment.model import (
     Mount,
     Where,
 )
+from flinktune.errors import ConfigError
 
 # The official entrypoint's commands (docker-entrypoint.sh: jobmanager | standalone-job | taskmanager |
 # history-server), the scripts of Flink's bin/ folder, and the native Kubernetes entry scripts.
@@ -81,10 +83,15 @@ def dynamic_properties(command: tuple[str, ...], where: Where) -> tuple[tuple[st
     return tuple(found)
 
 
-_DOCKER_SIZE = re.compile(r"^\s*([0-9]+(?:\.[0-9]+)?)\s*([bkmgt]?)b?\s*$", re.IGNORECASE)
-_QUANTITY = re.compile(r"^\s*([0-9]+(?:\.[0-9]+)?)\s*(Ki|Mi|Gi|Ti|k|K|M|G|T|m)?\s*$")
-_QUANTITY_SCALE = {None: 1, "Ki": 1024, "Mi": 1024**2, "Gi": 1024**3, "Ti": 1024**4,
-                   "k": 1000, "K": 1000, "M": 1000**2, "G": 1000**3, "T": 1000**4, "m": 0.001}
+# Docker's byte values (go-units RAMInBytes: b, k, m, g, t, p, binary, an optional trailing b) and
+# Kubernetes quantities (apimachinery resource.Quantity: binary Ki..Ei, decimal n..E, or an exponent e3).
+_DOCKER_SIZE = re.compile(r"^\s*([0-9]+(?:\.[0-9]+)?)\s*([bkmgtp]?)b?\s*$", re.IGNORECASE)
+_QUANTITY = re.compile(r"^\s*([0-9]+(?:\.[0-9]+)?|\.[0-9]+)\s*"
+                       r"(Ki|Mi|Gi|Ti|Pi|Ei|n|u|m|k|K|M|G|T|P|E|[eE][+-]?[0-9]+)?\s*$")
+_QUANTITY_SCALE = {None: 1, "Ki": 1024, "Mi": 1024**2, "Gi": 1024**3, "Ti": 1024**4, "Pi": 1024**5,
+                   "Ei": 1024**6,
+                   "n": 1e-9, "u": 1e-6, "m": 0.001, "k": 1000, "K": 1000, "M": 1000**2, "G": 1000**3,
+                   "T": 1000**4, "P": 1000**5, "E": 1000**6}
 
 
 def docker_bytes(text: str | None) -> int | None:
@@ -94,7 +101,8 @@ def docker_bytes(text: str | None) -> int | None:
     match = _DOCKER_SIZE.match(str(text))
     if match is None:
         return None
-    scale = {"": 1, "b": 1, "k": 1024, "m": 1024**2, "g": 1024**3, "t": 1024**4}[match.group(2).lower()]
+    scale = {"": 1, "b": 1, "k": 1024, "m": 1024**2, "g": 1024**3, "t": 1024**4,
+             "p": 1024**5}[match.group(2).lower()]
     return int(float(match.group(1)) * scale)
 
 
@@ -105,7 +113,23 @@ def quantity_bytes(text: str | None) -> int | None:
     match = _QUANTITY.match(str(text))
     if match is None:
         return None
-    return int(float(match.group(1)) * _QUANTITY_SCALE[match.group(2)])
+    suffix = match.group(2)
+    if suffix is not None and suffix[0] in "eE" and len(suffix) > 1:
+        return int(float(match.group(1)) * 10 ** int(suffix[1:]))
+    return int(float(match.group(1)) * _QUANTITY_SCALE[suffix])
+
+
+def memory_limit(text: str | None, parse: Callable[[str | None], int | None], file: str, line: int,
+                 what: str) -> int | None:
+    """A container's memory limit in bytes; None when unset or templated (``${MEM}``, ``{{ .Values }}``:
+    unknown until deployed). A limit that is set but not a size is refused with its file and line: the
+    platform would refuse it too, and every memory finding would rest on a misread."""
+    if text is None or "$" in text or "{{" in text:
+        return None
+    found = parse(text)
+    if found is None:
+        raise ConfigError(f"{what} '{text}' is not a memory size", file=file, line=line)
+    return found
 
 
 def _under(path: str, folder: str) -> bool:

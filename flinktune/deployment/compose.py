@@ -23,6 +23,7 @@ from flinktune.deployment.common import (
     dynamic_properties,
     effective_role,
     image_facts,
+    memory_limit,
     mount_jars,
     replicas_of,
     role_of,
@@ -252,7 +253,8 @@ def read_compose(file: str, root: View, dockerfiles: dict[str, DockerImage | Non
             image_official=bool(facts["image_official"]), command=command,
             command_where=command_where, dynamic=dynamic_properties(command, command_where or where), env=env,
             mounts=mounts, config=sources, jars=jars,
-            memory_limit_bytes=docker_bytes(memory_view.text) if memory_view is not None else None,
+            memory_limit_bytes=None if memory_view is None else memory_limit(
+                interpolate(memory_view.text), docker_bytes, file, memory_view.line, "memory limit"),
             memory_limit_where=None if memory_view is None else Where(file, memory_view.line, "memory limit"),
             replicas=replicas,
             replicas_where=None if replicas_view is None else Where(file, replicas_view.line),

@@ -22,6 +22,7 @@ from flinktune.deployment.common import (
     dynamic_properties,
     effective_role,
     image_facts,
+    memory_limit,
     mount_jars,
     quantity_bytes,
     replicas_of,
@@ -150,7 +151,8 @@ def _memory_limit(container: View, file: str) -> tuple[int | None, Where | None]
     view = container.path("resources", "limits", "memory")
     if view is None or view.text is None:
         return None, None
-    return quantity_bytes(view.text), Where(file, view.line, f"memory limit {view.text}")
+    return (memory_limit(view.text, quantity_bytes, file, view.line, "resources.limits.memory"),
+            Where(file, view.line, f"memory limit {view.text}"))
 
 
 def _process(kind: str, name: str, obj: View, container: View, spec: View, file: str, namespace: str | None,

@@ -176,7 +176,8 @@ class Deployment:
     services: tuple[Service, ...] = ()
     documents: tuple[ConfigDocument, ...] = ()   # Flink configurations inside deployment files
     files: tuple[str, ...] = ()                  # deployment files read
-    skipped: tuple[tuple[str, str], ...] = ()    # (file, why) deployment files that could not be read
+    # (file, why, line) deployment files that could not be read (line: where reading stopped, if known)
+    skipped: tuple[tuple[str, str, int | None], ...] = ()
     configmaps: tuple[tuple[str, str | None, str], ...] = field(default=())   # (name, namespace, file)
 
     @property

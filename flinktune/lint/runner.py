@@ -508,12 +508,14 @@ def lint_paths(arguments: list[str] | tuple[str, ...], options: LintOptions | No
         if outcome.read_ok and outcome.path not in files:
             files.append(outcome.path)
     if run is not None:
-        named = {_key(path) for path in expanded.named}
-        for path, why in run.deployment.skipped:
-            if _key(path) in named:
-                problems.append(InputProblem(path, f"could not be read as a deployment file: {why}"))
+        # Every deployment file lint found (named, in a folder given, or beside a config) and could not
+        # read: what it would have said about the configs is unknown, so the run is not judged (exit 2).
+        said = {_key(problem.file) for problem in problems}    # a manifest is read as a config too
+        for path, why, line in run.deployment.skipped:
+            if _key(path) not in said:
+                problems.append(InputProblem(path, f"could not be read as a deployment file: {why}", line))
         judged = _flink_files(run.deployment)
-        given = named | {_key(p) for p, _k in expanded.deployment}
+        given = {_key(path) for path in expanded.named} | {_key(p) for p, _k in expanded.deployment}
         for path in run.deployment.files:
             if path not in files and _key(path) in given and _key(path) in judged:
                 files.append(path)

@@ -238,7 +238,37 @@ spec:
 def test_unreadable_file_is_skipped_not_raised(tmp_path: Path) -> None:
     broken = _write(tmp_path, "docker-compose.yml", "services: [\n")
     deployment = read_deployment([(broken, "compose")], str(tmp_path))
-    assert deployment.processes == () and [path for path, _why in deployment.skipped] == [broken]
+    # the parser stops at the end of the file, line 2, where the flow list is still open
+    assert deployment.processes == ()
+    assert [(path, line) for path, _why, line in deployment.skipped] == [(broken, 2)]
+
+
+@pytest.mark.parametrize(("name", "text", "line"), [
+    # compose: mem_limit is a byte value (docs.docker.com/reference/compose-file/extension, "byte value")
+    ("docker-compose.yml", "services:\n  tm:\n    image: flink:1.20\n    command: taskmanager\n"
+     "    mem_limit: lots\n", 5),
+    # Kubernetes: limits are resource.Quantity (k8s.io/apimachinery/pkg/api/resource/quantity.go)
+    ("tm.yaml", "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: tm\nspec:\n  template:\n"
+     "    spec:\n      containers:\n      - name: tm\n        image: flink:1.20\n"
+     "        args: [taskmanager]\n"
+     "        resources:\n          limits:\n            memory: two-gigs\n", 14),
+])
+def test_a_memory_limit_that_is_not_a_size_is_skipped_with_its_line(tmp_path: Path, name: str, text: str,
+                                                                    line: int) -> None:
+    path = _write(tmp_path, name, text)
+    skipped = read_deployment([(path, recognise(path, text) or "")], str(tmp_path)).skipped
+    assert [(file, found) for file, _why, found in skipped] == [(path, line)]
+    assert "is not a memory size" in skipped[0][1]
+
+
+@pytest.mark.parametrize(("text", "size"), [
+    ("1Gi", 1024**3), ("2G", 2 * 10**9), ("1e9", 10**9), ("1Pi", 1024**5),
+    ("${TM_MEMORY:-2g}", None), ("{{ .Values.m }}", None),
+])
+def test_memory_limits_read_as_the_platforms_do(text: str, size: int | None) -> None:
+    from flinktune.deployment.common import memory_limit, quantity_bytes
+
+    assert memory_limit(text, quantity_bytes, "f.yaml", 1, "limit") == size
 
 
 def test_dockerfile_entrypoint_replaced(tmp_path: Path) -> None:
