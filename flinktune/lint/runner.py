@@ -433,15 +433,10 @@ def _lint_processes(run: _DeploymentRun, ruleset: Any, options: LintOptions) -> 
     return outcomes
 
 
-# The keys network-stack advice changes (flinktune recommend): a lint error on another key is one no
-# network setting fixes.
-_NETWORK_PREFIXES = ("taskmanager.network.", "taskmanager.memory.network.", "execution.buffer-timeout",
-                     "taskmanager.memory.segment-size")
-
-
-def lint_errors_beyond_network(text: str, path: str, options: LintOptions | None = None) -> list[Finding]:
-    """The error findings lint reports for a configuration given as text (what ``recommend`` would
-    write) on keys network settings do not cover: what the file still needs whatever buffers it gets."""
+def lint_errors_in_text(text: str, path: str, options: LintOptions | None = None) -> list[Finding]:
+    """The errors ``flinktune lint PATH`` would report on PATH's configurations if the file held ``text``
+    (what ``recommend`` writes): read with the deployment files beside PATH, as a lint of PATH finds them.
+    Process-scope rules are left out: they read the configuration on disk, not ``text``."""
     from flinktune.config.reader import read_config_text
     from flinktune.findings import Severity
 
@@ -450,10 +445,10 @@ def lint_errors_beyond_network(text: str, path: str, options: LintOptions | None
         documents = read_config_text(text, path)
     except FlinktuneError:
         return []
+    run = _deployment_run(expand_paths([path], follow_symlinks=options.follow_symlinks), options)
     outcome = _lint_documents(_FileOutcome(path, read_ok=True), list(documents), text, load_ruleset(options),
-                              options, None)
-    return [f for f in outcome.kept if f.severity is Severity.ERROR
-            and not (f.location.key or "").startswith(_NETWORK_PREFIXES)]
+                              options, run)
+    return sorted((f for f in _unique(outcome.kept) if f.severity is Severity.ERROR), key=Finding.sort_key)
 
 
 def load_ruleset(options: LintOptions) -> Any:

@@ -266,17 +266,17 @@ def recommendation_dict(rec: Recommendation) -> dict[str, Any]:
 
 
 def render_recommendation_json(recs: list[Recommendation], lint_errors: Sequence[Finding] = ()) -> str:
-    """``lint_errors``: what lint still reports as errors in the recommended file on keys no network
-    setting covers (flinktune.lint.runner.lint_errors_beyond_network)."""
+    """``lint_errors``: the errors lint still reports on the recommended file (what these changes do not
+    fix; flinktune.lint.runner.lint_errors_in_text)."""
     doc = {"recommendations": [recommendation_dict(r) for r in recs],
            "lint_errors": [f.as_dict() for f in lint_errors]}
     return json.dumps(doc, indent=2) + "\n"
 
 
 def render_lint_errors_text(lint_errors: Sequence[Finding], path: str) -> str:
-    """The errors the recommended file keeps, which no network setting fixes (empty when none)."""
+    """The errors the recommended file keeps (empty when none)."""
     if not lint_errors:
         return ""
-    lines = ["", f"Lint errors these changes do not fix (no network setting does; `flinktune lint {path}`):"]
+    lines = ["", f"Lint errors these changes do not fix (`flinktune lint {path}` reports them):"]
     lines += [f"  {f.location}: {f.code} [{f.name}] {f.message}" for f in lint_errors]
     return "\n".join(lines) + "\n"

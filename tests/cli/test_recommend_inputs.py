@@ -96,23 +96,3 @@ def test_a_bad_plan_is_one_line_naming_the_plan(tmp_path: Path) -> None:
                             timeout=120, check=False)
     assert result.returncode == 2 and result.stdout == ""
     assert result.stderr.count("\n") == 1 and "badplan.json: parallelism of vertex 'src'" in result.stderr
-
-
-def test_recommend_says_which_lint_errors_no_network_setting_fixes(tmp_path: Path) -> None:
-    # Issue 29: recommend rewrote a file that still failed lint and said nothing. The reporter line
-    # (FTC070: .class only, not started since 1.17) and the directory without a scheme (FTC080) are
-    # errors no network change touches: they are listed, and --write says so too.
-    config = tmp_path / "flink-conf.yaml"
-    config.write_text("# flinktune: flink-version=1.20\ntaskmanager.memory.process.size: 2g\n"
-                      "metrics.reporter.prom.class: org.apache.flink.metrics.prometheus.PrometheusReporter\n"
-                      "execution.checkpointing.dir: data/checkpoints\n")
-    done = subprocess.run([sys.executable, "-m", "flinktune", "recommend", str(config), "--write"],
-                          cwd=tmp_path, capture_output=True, text=True, timeout=120, check=False)
-    assert done.returncode == 0, done.stderr
-    assert "Lint errors these changes do not fix" in done.stdout
-    assert "FTC070" in done.stdout and "FTC080" in done.stdout
-    assert "still has 2 lint error(s) that no network setting fixes" in done.stderr
-    clean = tmp_path / "clean.yaml"
-    clean.write_text("taskmanager.memory.process.size: 2g\n")
-    done = _recommend(clean, tmp_path)
-    assert done.returncode == 0 and "Lint errors" not in done.stdout

@@ -34,7 +34,8 @@ def html(result: Any, how: How) -> str:
 
     return render_recommend_html(list(result.recommendations), path=result.path,
                                  original_text=result.original_text, new_text=result.new_text,
-                                 analysis=result.analysis, tool_version=how.tool_version)
+                                 analysis=result.analysis, tool_version=how.tool_version,
+                                 lint_errors=result.lint_errors)
 
 
 FORMATS = {"text": text, "json": json, "html": html}
