@@ -34,6 +34,19 @@ class Location:
 
 
 @dataclass(frozen=True)
+class Related:
+    """Another place a finding rests on: the compose service, volume mount or image line it used."""
+
+    file: str
+    line: int | None = None
+    note: str = ""
+
+    def __str__(self) -> str:
+        where = self.file if self.line is None else f"{self.file}:{self.line}"
+        return f"{where} ({self.note})" if self.note else where
+
+
+@dataclass(frozen=True)
 class Finding:
     code: str
     name: str
@@ -45,6 +58,7 @@ class Finding:
     references: tuple[str, ...] = ()
     evidence: tuple[tuple[str, str], ...] = field(default=())
     confidence: float | None = None
+    related: tuple[Related, ...] = ()
 
     def sort_key(self) -> tuple[str, int, str]:
         return (self.location.file, self.location.line or 0, self.code)
@@ -67,4 +81,5 @@ class Finding:
             "references": list(self.references),
             "evidence": dict(self.evidence),
             "confidence": self.confidence,
+            "related": [{"file": r.file, "line": r.line, "note": r.note} for r in self.related],
         }

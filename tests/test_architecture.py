@@ -19,6 +19,7 @@ LAYERS: dict[str, int] = {
     "__init__": 0, "__main__": 7, "errors": 0, "units": 0, "findings": 0, "versions": 0, "globbing": 0,
     "change": 0,      # the one config change (lint fixes, recommend, the writer)
     "config": 0,
+    "deployment": 0,  # docker-compose / Kubernetes / Helm / Dockerfile readers: values and parsers
     "situation": 1,   # the one resolved situation: core only below it, every engine above it
     "model": 2,
     "rules": 3, "sim": 3,
@@ -33,6 +34,7 @@ ALLOWED_SIDEWAYS: set[tuple[str, str]] = {
     ("config", "errors"), ("config", "units"), ("config", "findings"), ("config", "versions"),
     ("units", "errors"), ("versions", "errors"), ("findings", "errors"),
     ("change", "errors"), ("findings", "change"), ("config", "change"),
+    ("deployment", "config"), ("deployment", "errors"), ("deployment", "units"), ("deployment", "versions"),
     ("__main__", "cli"),
 }
 

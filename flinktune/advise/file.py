@@ -30,6 +30,9 @@ class RecommendResult:
     new_text: str                         # with every change that may be written (manual ones never are)
     encode: Callable[[str], bytes]        # text -> bytes in the file's own encoding and byte-order mark
     inputs: tuple[str, ...] = ()          # the file and the metrics dumps read
+    # The errors lint reports for new_text: what these changes do not fix (the command adds them,
+    # flinktune.lint.runner.lint_errors_in_text); findings.Finding values.
+    lint_errors: tuple[Any, ...] = ()
 
     @property
     def changed(self) -> bool:

@@ -103,12 +103,28 @@ def recommend(
                                     timeline=fmt == "html", spark_log=verbose,
                                     progress=lambda message: note(f"flinktune: {message}"),
                                     explain=note if verbose else None)
+        result = _with_lint_errors(result, env)
         emit("recommend", result, fmt, no_color=no_color, inputs=result.inputs)
         _write(result, write, output, follow_symlinks, note)
         return EXIT_OK
 
     code = guarded(run)
     raise typer.Exit(code)
+
+
+def _with_lint_errors(result: Any, env: Any) -> Any:
+    """The result with the errors lint still reports on the recommended config: what these changes do
+    not fix is said, never left for the user to find after --write. Lint judges the file as recommend
+    did: the same --flink-version and job (parallelism, slots, TaskManagers, exchanges)."""
+    from dataclasses import replace
+
+    from flinktune.lint.model import LintOptions
+    from flinktune.lint.runner import lint_errors_in_text
+
+    job = tuple((name, env.value(name)) for name in ("parallelism", "slots", "taskmanagers", "exchanges")
+                if env.value(name) is not None)
+    options = LintOptions(flink_version=env.flink_version, env=job)
+    return replace(result, lint_errors=tuple(lint_errors_in_text(result.new_text, result.path, options)))
 
 
 def _margins(headroom: str | None) -> Any:
@@ -133,6 +149,9 @@ def _write(result: Any, write: bool, output: Path | None, follow_symlinks: bool,
     from flinktune.config.writer import write_file_atomic
 
     data = result.encode(result.new_text)
+    if (write or output is not None) and result.lint_errors:
+        note(f"flinktune: note: {output or result.path} still has {len(result.lint_errors)} lint error(s) "
+             "that no network setting fixes (listed above)")
     if not result.changed:
         if write or output is not None:
             note("flinktune: nothing to change")

@@ -86,7 +86,7 @@ class KeyStatus(Record):
     """What a key means in one Flink version."""
 
     __slots__ = _fields = ("key", "version", "kind", "spec", "canonical_key", "deprecated", "replacement",
-                           "removed_in", "since", "deprecated_since", "family_reason")
+                           "removed_in", "since", "deprecated_since", "family_reason", "successor")
     key: str
     version: FlinkVersion
     kind: str
@@ -98,13 +98,15 @@ class KeyStatus(Record):
     since: FlinkVersion | None                # first version that knows the key (option or alias)
     deprecated_since: FlinkVersion | None
     family_reason: str | None
+    successor: str | None                     # what replaces a deprecated key that is not a key itself
 
     def __init__(self, key: str, version: FlinkVersion, kind: str, spec: OptionSpec | None = None,
                  canonical_key: str | None = None, deprecated: bool = False, replacement: str | None = None,
                  removed_in: FlinkVersion | None = None, since: FlinkVersion | None = None,
-                 deprecated_since: FlinkVersion | None = None, family_reason: str | None = None) -> None:
+                 deprecated_since: FlinkVersion | None = None, family_reason: str | None = None,
+                 successor: str | None = None) -> None:
         values = (key, version, kind, spec, canonical_key, deprecated, replacement, removed_in, since,
-                  deprecated_since, family_reason)
+                  deprecated_since, family_reason, successor)
         for name, value in zip(self._fields, values, strict=True):
             set_field(self, name, value)
 
@@ -158,6 +160,9 @@ class Catalog:
     _aliases: dict[str, Any] = field(repr=False)
     _families: tuple[_Family, ...] = field(repr=False)
     _cache: dict[tuple[str, FlinkVersion], Any] = field(default_factory=dict, repr=False)
+    # Keys Flink reads as plain strings (ConfigConstants), which the option extractor cannot see: curated
+    # in option_families.json ("string_keys") with their deprecation and removal.
+    _string_keys: dict[str, Any] = field(default_factory=dict, repr=False)
 
     # ------------------------------------------------------------------ versions
 
@@ -334,12 +339,29 @@ class Catalog:
             return KeyStatus(key, version, "removed", None, None, replacement=replacement,
                              removed_in=self.versions[last + 1], since=since,
                              deprecated_since=deprecated_since)
+        if not known and key in self._string_keys:
+            return self._string_key(key, version)
         family = self._family(key, version)
         if family is not None:
             return KeyStatus(key, version, "family", family_reason=family)
         if known:
             return KeyStatus(key, version, "not-yet", since=since)
         return KeyStatus(key, version, "unknown")
+
+    def _string_key(self, key: str, version: FlinkVersion) -> KeyStatus:
+        entry = self._string_keys[key]
+        since = self._v(entry.get("since"))
+        deprecated_since = self._v(entry.get("deprecated_since"))
+        removed_in = self._v(entry.get("removed_in"))
+        if removed_in is not None and version >= removed_in:
+            return KeyStatus(key, version, "removed", removed_in=removed_in, since=since,
+                             deprecated_since=deprecated_since, successor=entry.get("successor"))
+        if since is not None and version < since:
+            return KeyStatus(key, version, "not-yet", since=since)
+        return KeyStatus(key, version, "option", None, key,
+                         deprecated=deprecated_since is not None and version >= deprecated_since,
+                         removed_in=removed_in, since=since, deprecated_since=deprecated_since,
+                         successor=entry.get("successor"))
 
     def _removed_after(self, known: list[int], index: int) -> FlinkVersion | None:
         later = [i for i in known if i >= index]
@@ -622,6 +644,7 @@ def load_catalog() -> Catalog:
             for f in families_data["families"]
         )
         return Catalog(versions=versions, releases=releases, source=str(data.get("source", "")),
-                       _options=data["options"], _aliases=data["aliases"], _families=families)
+                       _options=data["options"], _aliases=data["aliases"], _families=families,
+                       _string_keys=dict(families_data.get("string_keys", {})))
     except (KeyError, TypeError) as error:
         raise CatalogError(f"option catalog data is malformed: missing {error}") from error

@@ -52,6 +52,8 @@ def detect_format(name: str, head: str) -> ConfigFormat:
     CONFIGMAP documents per Kubernetes object.
     """
     base = os.path.basename(name).lower()
+    if "\r" in head:
+        head = head.replace("\r\n", "\n").replace("\r", "\n")   # old Mac line breaks: ^ must still match
     if base == "flink-conf.yaml":
         return ConfigFormat.FLAT
     if base == "config.yaml":

@@ -53,6 +53,10 @@ class ConfigDocument:
     # JDK major version the manifest's official Flink image tag names (-java11, -java17).
     version_hint_source: str | None = None
     jdk_hint: int | None = None
+    # Where a configuration that is not a file of its own came from: "FLINK_PROPERTIES" (an environment
+    # variable of a compose service or container, merged by the image's entrypoint into the image's
+    # configuration), "helm values". None for config files and manifests.
+    origin: str | None = None
 
     def get(self, key: str) -> ConfigEntry | None:
         """The effective entry for ``key``: the last one wins, as in Flink."""

@@ -289,10 +289,19 @@ def node_source(text: str, node: Node) -> str:
     return text[node.start_mark.index:node.end_mark.index].rstrip()
 
 
+# The nodes of the texts composed last: lint reads a manifest named on the command line both as a
+# configuration and as a deployment file. Nodes are only read, never changed, so the same text shares them.
+_COMPOSED: dict[str, tuple[Node, ...]] = {}
+_COMPOSED_MAX = 16
+
+
 def compose_documents(text: str, *, file: str, first_line: int = 1) -> list[Node]:
     """Every YAML document's root node; any YAML problem becomes a ConfigError with its line."""
     if text.startswith("\ufeff"):
         raise ConfigError("internal: text still carries a byte-order mark", file=file)
+    cached = _COMPOSED.get(text)
+    if cached is not None:
+        return list(cached)
     loader: FlinkYamlLoader | None = None
     try:
         loader = FlinkYamlLoader(text)
@@ -301,6 +310,9 @@ def compose_documents(text: str, *, file: str, first_line: int = 1) -> list[Node
             node = loader.get_node()
             if node is not None:
                 docs.append(node)
+        if len(_COMPOSED) >= _COMPOSED_MAX:
+            _COMPOSED.pop(next(iter(_COMPOSED)))
+        _COMPOSED[text] = tuple(docs)
         return docs
     except ConfigError as exc:
         line = exc.line + first_line - 1 if exc.line is not None else None

@@ -51,15 +51,25 @@ LOOKED_FOR = (
 
 
 class Expanded(Record):
-    """The files FILE... arguments stand for, and the arguments that stood for none."""
+    """The files FILE... arguments stand for, and the arguments that stood for none. ``deployment``:
+    (path, reader) of the deployment files (compose, manifests, Helm, Dockerfiles) found in the folders
+    given or named explicitly; ``root`` the folder they are searched under."""
 
-    __slots__ = _fields = ("files", "problems")
+    __slots__ = _fields = ("files", "problems", "deployment", "named", "folders")
     files: tuple[str, ...]
     problems: tuple[InputProblem, ...]
+    deployment: tuple[tuple[str, str], ...]
+    named: tuple[str, ...]          # the config files named explicitly (their surroundings are searched)
+    folders: tuple[str, ...]        # the folder arguments
 
-    def __init__(self, files: tuple[str, ...], problems: tuple[InputProblem, ...]) -> None:
+    def __init__(self, files: tuple[str, ...], problems: tuple[InputProblem, ...],
+                 deployment: tuple[tuple[str, str], ...] = (), named: tuple[str, ...] = (),
+                 folders: tuple[str, ...] = ()) -> None:
         set_field(self, "files", files)
         set_field(self, "problems", problems)
+        set_field(self, "deployment", deployment)
+        set_field(self, "named", named)
+        set_field(self, "folders", folders)
 
 
 def _head(path: Path) -> bytes:
@@ -70,7 +80,7 @@ def _head(path: Path) -> bytes:
         return b""
 
 
-def is_flink_config_candidate(path: Path) -> bool:
+def is_flink_config_candidate(path: Path, head: bytes | None = None) -> bool:
     """Whether a file found while walking a folder should be linted (see the module doc)."""
     name = path.name.lower()
     if not name.endswith(_YAML_SUFFIXES):
@@ -78,7 +88,7 @@ def is_flink_config_candidate(path: Path) -> bool:
     stem = name.rsplit(".", 1)[0]
     if stem.endswith("flink-conf"):
         return True
-    head = _head(path)
+    head = _head(path) if head is None else head
     if stem.endswith("config"):
         return bool(_FLINK_KEYS.search(head))
     if _FLINK_KIND.search(head) or _FLINK_CONTENT.search(head):
@@ -86,7 +96,18 @@ def is_flink_config_candidate(path: Path) -> bool:
     return bool(_CONFIGMAP_KIND.search(head) and _EMBEDDED_CONF.search(head))
 
 
-def _walk(root: Path, follow_symlinks: bool) -> list[str]:
+def _deployment_kind(path: Path, head: bytes | None) -> str | None:
+    """The deployment reader of a file met while walking (docker-compose, manifest, Helm, Dockerfile)."""
+    name = path.name.lower()
+    if not (name.endswith(_YAML_SUFFIXES) or "dockerfile" in name):
+        return None
+    from flinktune.deployment.readers import recognise
+
+    text = "" if head is None else head[:4096].decode("utf-8", errors="replace")
+    return recognise(str(path), text)
+
+
+def _walk(root: Path, follow_symlinks: bool, deployment: list[tuple[str, str]] | None = None) -> list[str]:
     found: list[str] = []
     visited: set[tuple[int, int]] = set()
     for dirpath, dirnames, filenames in os.walk(root, followlinks=follow_symlinks):
@@ -110,7 +131,16 @@ def _walk(root: Path, follow_symlinks: bool) -> list[str]:
             full = Path(dirpath, name)
             if not follow_symlinks and full.is_symlink():
                 continue
-            if full.is_file() and is_flink_config_candidate(full):
+            if not full.is_file():
+                continue
+            lower = name.lower()
+            head = _head(full) if lower.endswith(_YAML_SUFFIXES) else None
+            kind = _deployment_kind(full, head) if deployment is not None else None
+            if kind is not None and deployment is not None:
+                deployment.append((str(full), kind))
+            if kind in ("compose", "dockerfile", "helm"):
+                continue    # a deployment file, not a Flink config (manifests can be both)
+            if is_flink_config_candidate(full, head):
                 found.append(str(full))
     return found
 
@@ -120,6 +150,9 @@ def expand_paths(arguments: list[str] | tuple[str, ...], *, follow_symlinks: boo
     files: list[str] = []
     problems: list[InputProblem] = []
     seen: set[str] = set()
+    deployment: list[tuple[str, str]] = []
+    named: list[str] = []
+    folders: list[str] = []
 
     def add(name: str) -> None:
         key = os.path.normcase(os.path.abspath(name))
@@ -130,14 +163,23 @@ def expand_paths(arguments: list[str] | tuple[str, ...], *, follow_symlinks: boo
     for argument in arguments:
         path = Path(argument)
         if path.is_dir():
-            found = _walk(path, follow_symlinks)
-            if not found:
+            before = len(deployment)
+            found = _walk(path, follow_symlinks, deployment)
+            folders.append(argument)
+            if not found and len(deployment) == before:
                 problems.append(InputProblem(argument, LOOKED_FOR))
             for name in found:
                 add(name)
         elif path.exists() or path.is_symlink():
-            # Named explicitly: always linted, whatever its name (the reader decides the format).
-            add(argument)
+            # Named explicitly: always linted, whatever its name (the reader decides the format),
+            # unless it is a deployment file (a compose file is never read as a Flink config).
+            kind = _deployment_kind(path, _head(path)) if path.is_file() else None
+            if kind is not None:
+                deployment.append((argument, kind))
+                named.append(argument)
+            if kind not in ("compose", "dockerfile", "helm"):
+                add(argument)
+                named.append(argument)
         elif GLOB_CHARS.search(argument):
             import glob  # only for glob arguments
 
@@ -148,14 +190,24 @@ def expand_paths(arguments: list[str] | tuple[str, ...], *, follow_symlinks: boo
                                                        "name the folder instead"))
                 continue
             matches = sorted(glob.glob(argument, recursive=True))
-            matched_files = [m for m in matches if Path(m).is_file()]
+            matched_files = []
+            for match in matches:
+                if Path(match).is_file():
+                    kind = _deployment_kind(Path(match), _head(Path(match)))
+                    if kind is not None:
+                        deployment.append((match, kind))
+                    if kind not in ("compose", "dockerfile", "helm"):
+                        matched_files.append(match)
+                        named.append(match)
             for match in matches:
                 if Path(match).is_dir():
-                    matched_files.extend(_walk(Path(match), follow_symlinks))
-            if not matched_files:
+                    matched_files.extend(_walk(Path(match), follow_symlinks, deployment))
+                    folders.append(match)
+            if not matched_files and not deployment:
                 problems.append(InputProblem(argument, "no file matches this pattern"))
             for name in matched_files:
                 add(name)
         else:
             problems.append(InputProblem(argument, "no such file or folder"))
-    return Expanded(tuple(files), tuple(problems))
+    unique = tuple(dict.fromkeys(deployment))
+    return Expanded(tuple(files), tuple(problems), unique, tuple(dict.fromkeys(named)), tuple(folders))

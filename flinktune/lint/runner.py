@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from flinktune.change import Change
@@ -78,7 +78,47 @@ def _env(options: LintOptions) -> dict[str, Any] | None:
     return dict(options.env) if options.env else None
 
 
-def _situation(document: ConfigDocument, text: str, directives: Directives, options: LintOptions) -> Any:
+class _DeploymentRun:
+    """The deployment files of a run, read once: each document's placement is looked up here."""
+
+    def __init__(self, deployment: Any) -> None:
+        from flinktune.deployment.documents import DocumentCache
+
+        self.deployment = deployment
+        self.document_at = DocumentCache().document_at
+
+    def place(self, document: ConfigDocument) -> Any:
+        from flinktune.deployment.link import place
+
+        return place(document, self.deployment, self.document_at)
+
+
+def _deployment_run(expanded: Any, options: LintOptions) -> _DeploymentRun | None:
+    """Read the deployment files found with (and beside) the inputs; None when there are none."""
+    files = dict(expanded.deployment)
+    if expanded.named or expanded.folders:
+        from flinktune.deployment.find import beside
+
+        manifests = tuple(path for path, kind in expanded.deployment if kind == "kubernetes")
+        relative = not any(os.path.isabs(path) for path in [*expanded.named, *expanded.folders])
+        here = os.getcwd() + os.sep
+        for path, kind in beside(list(expanded.named), list(expanded.folders), manifests).items():
+            # named as the user names files: relative to the working folder when the inputs were
+            spelled = os.path.relpath(path) if relative and path.startswith(here) else path
+            if _key(spelled) not in {_key(known) for known in files}:
+                files[spelled] = kind
+    if not files:
+        return None
+    from flinktune.deployment.readers import read_deployment
+
+    roots = [os.path.abspath(folder) for folder in expanded.folders] or [
+        os.path.dirname(os.path.abspath(path)) for path in expanded.named]
+    root = os.path.commonpath(roots) if roots else None
+    return _DeploymentRun(read_deployment(sorted(files.items()), root))
+
+
+def _situation(document: ConfigDocument, text: str, directives: Directives, options: LintOptions,
+               deployed: Any = None) -> Any:
     """The one resolved situation (flinktune.situation) the rules read: version, effective config with
     the operator's spec and legacy heap keys folded in, parallelism / slots / exchanges from the flags."""
     from flinktune.situation import Environment, resolve_situation
@@ -95,7 +135,7 @@ def _situation(document: ConfigDocument, text: str, directives: Directives, opti
     return resolve_situation(document, text=text or None, environment=environment,
                              directive=directives.flink_version,
                              project_version=options.project_flink_version, completeness=completeness,
-                             plan=options.plan, plan_source=options.plan_source)
+                             plan=options.plan, plan_source=options.plan_source, deployed=deployed)
 
 
 # What a key means in one version (unknown, deprecated, removed, taken over) and whether the file
@@ -127,26 +167,60 @@ def _note_inferred(finding: Finding, inferred: str, version: Any, ruleset: Any) 
         key = finding.location.key
         if finding.code not in _VERSION_CODES or (key and not _key_differs_from_default(key, version)):
             return finding
-    from dataclasses import replace
 
     note = f" (inferred: {inferred}; state it with `# flinktune: flink-version=` or --flink-version)"
     return replace(finding, message=finding.message + note)
 
 
-def _lint_file(path: str, ruleset: Any, options: LintOptions) -> _FileOutcome:
+def _lint_file(path: str, ruleset: Any, options: LintOptions, run: _DeploymentRun | None = None,
+               extra: tuple[ConfigDocument, ...] = ()) -> _FileOutcome:
+    """Lint the configurations of one file (``extra``: those the deployment readers found in it,
+    FLINK_PROPERTIES and Helm values; a deployment file is not read as a config itself)."""
+    outcome = _FileOutcome(path)
+    if run is not None and _is_deployment_only(path, run):
+        documents, text = list(extra), _text_for_directives(path)
+    else:
+        documents, text, problems = _read_documents(path, options)
+        if problems:
+            outcome.problems.extend(problems)
+            return outcome
+        documents = [*documents, *extra]
+    outcome.read_ok = True
+    return _lint_documents(outcome, documents, text, ruleset, options, run)
+
+
+def _is_deployment_only(path: str, run: _DeploymentRun) -> bool:
+    return any(os.path.normcase(os.path.abspath(f)) == os.path.normcase(os.path.abspath(path))
+               for f in run.deployment.files) and not _is_config_file(path)
+
+
+def _is_config_file(path: str) -> bool:
+    from flinktune.deployment.find import head_of
+    from flinktune.deployment.readers import recognise
+
+    return recognise(path, head_of(path)) == "kubernetes"
+
+
+def _text_for_directives(path: str) -> str:
+    try:
+        with open(path, "rb") as handle:
+            raw = handle.read()
+    except OSError:
+        return ""
+    return raw.decode("utf-8", errors="replace") if b"flinktune:" in raw else ""
+
+
+def _lint_documents(outcome: _FileOutcome, documents: list[ConfigDocument], text: str, ruleset: Any,
+                    options: LintOptions, run: _DeploymentRun | None) -> _FileOutcome:
     from flinktune.rules import evaluate_document
 
-    outcome = _FileOutcome(path)
-    documents, text, problems = _read_documents(path, options)
-    if problems:
-        outcome.problems.extend(problems)
-        return outcome
-    outcome.read_ok = True
+    path = outcome.path
     directives = parse_directives(text) if text else Directives()
     raw_all: list[Finding] = []
     for document in documents:
         try:
-            situation = _situation(document, text, directives, options)
+            deployed = run.place(document) if run is not None else None
+            situation = _situation(document, text, directives, options, deployed)
         except FlinktuneError as error:
             outcome.problems.append(InputProblem(error.file or path, f"could not be checked: {error.message}",
                                                  error.line))
@@ -156,7 +230,8 @@ def _lint_file(path: str, ruleset: Any, options: LintOptions) -> _FileOutcome:
                                             situation.version.detail or ""))
         try:
             found = list(evaluate_document(ruleset, document, version, env=_env(options),
-                                           situation=situation))
+                                           situation=situation,
+                                           document_at=run.document_at if run is not None else None))
         except FlinktuneError as error:
             outcome.problems.append(InputProblem(error.file or path, f"could not be checked: {error.message}",
                                                  error.line))
@@ -235,6 +310,147 @@ def _fix_file(outcome: _FileOutcome, options: LintOptions) -> tuple[list[Change]
     return applied, []
 
 
+def _unique(findings: list[Finding]) -> list[Finding]:
+    """One finding per code, place and message: the same deployment fact can surface through several
+    documents (a FLINK_PROPERTIES overlay and the file it is merged into) or processes (replicas)."""
+    seen: set[tuple[object, ...]] = set()
+    out = []
+    for finding in findings:
+        ident = (finding.code, finding.location.file, finding.location.line, finding.location.key,
+                 finding.message)
+        if ident not in seen:
+            seen.add(ident)
+            out.append(finding)
+    return out
+
+
+def _key(path: str) -> str:
+    return os.path.normcase(os.path.abspath(path))
+
+
+def _flink_files(deployment: Any) -> set[str]:
+    """The deployment files that run Flink or hold a Flink configuration (a compose file of other
+    services, or a Dockerfile no Flink process is built from, is not linted by being read)."""
+    keys = {_key(document.path) for document in deployment.documents}
+    for process in deployment.processes:
+        keys.add(_key(process.where.file))
+        if process.dockerfile:
+            keys.add(_key(process.dockerfile))
+    return keys
+
+
+def _nothing_judged(expanded: Any, files: list[str], judged: set[str], reported: set[str]
+                    ) -> list[InputProblem]:
+    """A folder that holds deployment files but no Flink config and nothing that runs Flink is not
+    judged, and neither is a deployment file named on the command line without a Flink process: exit 2
+    with one line, as for any input that could not be judged."""
+    from flinktune.lint.paths import LOOKED_FOR
+
+    checked = {_key(path) for path in files}
+    out = []
+    for folder in expanded.folders:
+        prefix = _key(folder).rstrip(os.sep) + os.sep
+        if _key(folder) not in reported and not any(k.startswith(prefix) for k in checked | judged):
+            out.append(InputProblem(folder, LOOKED_FOR))
+    for path, kind in expanded.deployment:
+        key = _key(path)
+        if key not in checked and key not in judged and key not in reported and any(
+                _key(n) == key for n in expanded.named):
+            out.append(InputProblem(path, f"no Flink process or configuration in it (read as a {kind} "
+                                          "file)"))
+    return out
+
+
+def _respell(findings: list[Finding], names: dict[str, str]) -> list[Finding]:
+    """Every file named as the run names it: a deployment file refers to a configuration by its absolute
+    path (a compose bind, a Dockerfile COPY), the command line by the path the user typed."""
+    out = []
+    for finding in findings:
+        file = names.get(_key(finding.location.file), finding.location.file)
+        related = tuple(replace(r, file=names.get(_key(r.file), r.file)) for r in finding.related)
+        if file != finding.location.file or related != finding.related:
+            finding = replace(finding, location=replace(finding.location, file=file), related=related)
+        out.append(finding)
+    return out
+
+
+def _documents_by_file(run: _DeploymentRun | None) -> dict[str, tuple[ConfigDocument, ...]]:
+    """The configurations found inside deployment files (FLINK_PROPERTIES, Helm values), by file."""
+    out: dict[str, tuple[ConfigDocument, ...]] = {}
+    if run is None:
+        return out
+    for document in run.deployment.documents:
+        out[_key(document.path)] = (*out.get(_key(document.path), ()), document)
+    return out
+
+
+def _first_paths(extra: dict[str, tuple[ConfigDocument, ...]]) -> list[tuple[str, tuple[ConfigDocument,
+                                                                                        ...]]]:
+    return [(docs[0].path, docs) for _key_, docs in sorted(extra.items())]
+
+
+def _lint_processes(run: _DeploymentRun, ruleset: Any, options: LintOptions) -> list[_FileOutcome]:
+    """Run the process-scope rules over every JobManager and TaskManager of the deployment; findings are
+    grouped by the file that defines the process, with that file's suppression comments."""
+    from flinktune.rules.engine import evaluate_process
+    from flinktune.versions import DEFAULT_VERSION, parse_version
+
+    by_file: dict[str, list[Finding]] = {}
+    problems: list[InputProblem] = []
+    for process in run.deployment.processes:
+        if process.role is None:
+            continue
+        version = DEFAULT_VERSION
+        if options.flink_version is not None:
+            version = options.flink_version
+        elif process.flink_version:
+            try:
+                version = parse_version(process.flink_version)
+            except FlinktuneError:
+                version = DEFAULT_VERSION
+        try:
+            found = evaluate_process(ruleset, run.deployment, process, version, env=_env(options),
+                                     document_at=run.document_at)
+        except FlinktuneError as error:
+            problems.append(InputProblem(process.where.file, f"could not be checked: {error.message}",
+                                         process.where.line))
+            continue
+        for finding in found:
+            by_file.setdefault(finding.location.file, []).append(finding)
+    outcomes = []
+    for path, found in by_file.items():
+        outcome = _FileOutcome(path, read_ok=True)
+        text = _text_for_directives(path)
+        directives = parse_directives(text) if text else Directives()
+        result = apply_suppressions(found, directives, path)
+        outcome.suppressed = {id(f) for f in result.suppressed}
+        outcome.suppressed_count = len(result.suppressed)
+        outcome.kept = select_findings([*result.kept, *result.unused], options.select, options.ignore,
+                                       options.severity_overrides)
+        outcomes.append(outcome)
+    if problems:
+        outcomes.append(_FileOutcome(problems[0].file, problems=problems))
+    return outcomes
+
+
+def lint_errors_in_text(text: str, path: str, options: LintOptions | None = None) -> list[Finding]:
+    """The errors ``flinktune lint PATH`` would report on PATH's configurations if the file held ``text``
+    (what ``recommend`` writes): read with the deployment files beside PATH, as a lint of PATH finds them.
+    Process-scope rules are left out: they read the configuration on disk, not ``text``."""
+    from flinktune.config.reader import read_config_text
+    from flinktune.findings import Severity
+
+    options = options or LintOptions()
+    try:
+        documents = read_config_text(text, path)
+    except FlinktuneError:
+        return []
+    run = _deployment_run(expand_paths([path], follow_symlinks=options.follow_symlinks), options)
+    outcome = _lint_documents(_FileOutcome(path, read_ok=True), list(documents), text, load_ruleset(options),
+                              options, run)
+    return sorted((f for f in _unique(outcome.kept) if f.severity is Severity.ERROR), key=Finding.sort_key)
+
+
 def load_ruleset(options: LintOptions) -> Any:
     from flinktune.rules import load_rules
 
@@ -255,7 +471,12 @@ def lint_paths(arguments: list[str] | tuple[str, ...], options: LintOptions | No
         baseline = load_baseline(options.baseline)
     expanded = expand_paths(list(arguments), follow_symlinks=options.follow_symlinks)
     problems: list[InputProblem] = list(expanded.problems)
-    outcomes = [_lint_file(path, ruleset, options) for path in expanded.files]
+    run = _deployment_run(expanded, options)
+    extra = _documents_by_file(run)
+    outcomes = [_lint_file(path, ruleset, options, run, extra.pop(_key(path), ())) for path in expanded.files]
+    outcomes += [_lint_file(path, ruleset, options, run, docs) for path, docs in _first_paths(extra)]
+    if run is not None:
+        outcomes += _lint_processes(run, ruleset, options)
 
     fixes: list[Change] = []
     if options.fix:
@@ -267,7 +488,8 @@ def lint_paths(arguments: list[str] | tuple[str, ...], options: LintOptions | No
             if applied:
                 fixes.extend(applied)
                 # Report what is left after the fix, with the new line numbers.
-                outcomes[index] = _lint_file(outcome.path, ruleset, options)
+                outcomes[index] = _lint_file(outcome.path, ruleset, options, run,
+                                             _documents_by_file(run).get(_key(outcome.path), ()))
 
     findings: list[Finding] = []
     versions: list[FileVersion] = []
@@ -278,8 +500,25 @@ def lint_paths(arguments: list[str] | tuple[str, ...], options: LintOptions | No
         findings.extend(outcome.kept)
         versions.extend(outcome.versions)
         suppressed += outcome.suppressed_count
-        if outcome.read_ok:
+        if outcome.read_ok and outcome.path not in files:
             files.append(outcome.path)
+    if run is not None:
+        # Every deployment file lint found (named, in a folder given, or beside a config) and could not
+        # read: what it would have said about the configs is unknown, so the run is not judged (exit 2).
+        said = {_key(problem.file) for problem in problems}    # a manifest is read as a config too
+        for path, why, line in run.deployment.skipped:
+            if _key(path) not in said:
+                problems.append(InputProblem(path, f"could not be read as a deployment file: {why}", line))
+        judged = _flink_files(run.deployment)
+        given = {_key(path) for path in expanded.named} | {_key(p) for p, _k in expanded.deployment}
+        for path in run.deployment.files:
+            if path not in files and _key(path) in given and _key(path) in judged:
+                files.append(path)
+        problems += _nothing_judged(expanded, files, judged, {_key(p.file) for p in problems})
+    if run is not None:
+        names = {_key(path): path for path in [*run.deployment.files, *files]}
+        findings = _respell(findings, names)
+    findings = _unique(findings)
     findings.sort(key=Finding.sort_key)
     reported, known = (findings, []) if baseline is None else baseline.split(findings)
     infos: tuple[RuleInfo, ...] = (*rule_infos(ruleset), *builtin_rule_infos())

@@ -34,7 +34,9 @@ def _command(kind: str, message: str, file: str, line: int | None, title: str) -
 def render_github(result: LintResult) -> str:
     out = []
     for finding in result.findings:
-        out.append(_command(_COMMAND[finding.severity], finding.message, finding.location.file,
+        # An annotation names one place: the others the finding rests on go into its text.
+        message = finding.message + "".join(f"\nsee also: {related}" for related in finding.related)
+        out.append(_command(_COMMAND[finding.severity], message, finding.location.file,
                             finding.location.line, f"{finding.code} {finding.name}"))
     for problem in result.problems:
         out.append(_command("error", f"not linted: {problem.message}", problem.file, problem.line,

@@ -5,12 +5,13 @@ from __future__ import annotations
 import json
 import math
 import textwrap
+from collections.abc import Sequence
 from typing import Any
 
 from flinktune.advise.engine import Effect, ProposedChange, Recommendation
 from flinktune.advise.state import jsonable
 from flinktune.change import Applicability
-from flinktune.findings import Severity
+from flinktune.findings import Finding, Severity
 from flinktune.model.network_fit import fit_words
 from flinktune.report.diff import unified_diff
 from flinktune.report.text import bold, in_colour
@@ -264,5 +265,18 @@ def recommendation_dict(rec: Recommendation) -> dict[str, Any]:
     }
 
 
-def render_recommendation_json(recs: list[Recommendation]) -> str:
-    return json.dumps({"recommendations": [recommendation_dict(r) for r in recs]}, indent=2) + "\n"
+def render_recommendation_json(recs: list[Recommendation], lint_errors: Sequence[Finding] = ()) -> str:
+    """``lint_errors``: the errors lint still reports on the recommended file (what these changes do not
+    fix; flinktune.lint.runner.lint_errors_in_text)."""
+    doc = {"recommendations": [recommendation_dict(r) for r in recs],
+           "lint_errors": [f.as_dict() for f in lint_errors]}
+    return json.dumps(doc, indent=2) + "\n"
+
+
+def render_lint_errors_text(lint_errors: Sequence[Finding], path: str) -> str:
+    """The errors the recommended file keeps (empty when none)."""
+    if not lint_errors:
+        return ""
+    lines = ["", f"Lint errors these changes do not fix (`flinktune lint {path}` reports them):"]
+    lines += [f"  {f.location}: {f.code} [{f.name}] {f.message}" for f in lint_errors]
+    return "\n".join(lines) + "\n"

@@ -67,6 +67,13 @@ def render_sarif(result: LintResult, *, tool_version: str = "", base_dir: Path |
             "locations": [_location(finding.location.file, finding.location.line, finding.location.key)],
             "partialFingerprints": {"flinktuneFingerprint/v1": fingerprint(finding, base)},
         }
+        if finding.related:
+            # SARIF relatedLocations: the other files and lines the finding rests on (a compose service,
+            # a volume mount, an image tag), each with its note as the message.
+            item["relatedLocations"] = [
+                {"id": number, **_location(related.file, related.line, None),
+                 **({"message": {"text": related.note}} if related.note else {})}
+                for number, related in enumerate(finding.related, start=1)]
         if finding.code in index:
             item["ruleIndex"] = index[finding.code]
         properties: dict[str, Any] = {"name": finding.name}

@@ -61,6 +61,9 @@ def _finding_lines(finding: Finding, result: LintResult, color: bool, verbose: b
         code = finding.code
     where, message = visible(str(finding.location)), visible(finding.message)
     lines = [f"{where}: {severity} {code} [{finding.name}] {message}"]
+    for related in finding.related:
+        text = f"    see also: {visible(str(related))}"
+        lines.append(f"{_DIM}{text}{_RESET}" if color else text)
     if finding.fix is not None:
         hint = " (fixable with --fix)" if finding.fix.applicability is Applicability.SAFE else ""
         text = f"    fix: {visible(finding.fix.describe())}{hint}"

@@ -3,17 +3,19 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Any
 
 from flinktune.change import Applicability, Change
 from flinktune.config.types import ConfigDocument, ConfigEntry
 from flinktune.errors import ConditionError, WriteError
-from flinktune.findings import Finding, Location
+from flinktune.findings import Finding, Location, Related, Severity
 from flinktune.rules.functions import FUNCTIONS, RuleContext, _entry_for
 from flinktune.rules.lang import (
     Binary,
     BoolOp,
     Budget,
     Call,
+    Comprehension,
     Condition,
     ListExpr,
     Literal,
@@ -93,22 +95,35 @@ def _run(rule: Rule, bindings: dict[str, Value], context: RuleContext, where: st
             key_t, value_t, new_t = rule.fix_templates
             fix_fields = (key_t.render(values), value_t.render(values) if value_t is not None else None,
                           new_t.render(values) if new_t is not None else None)
+        where_value = values.get("where")
+        if isinstance(where_value, Mapping) and isinstance(where_value.get("file"), str):
+            # A rule points at the line it rests on (an env var, a jar, a volume, a spec field) via a let
+            # 'where' that is a location mapping.
+            line_value = where_value.get("line")
+            location = Location(file=str(where_value["file"]),
+                                line=line_value if isinstance(line_value, int) else None, key=location.key)
         if rule.at is not None:
             at_key = rule.at.render(values)
             line = location.line
+            file_at = location.file
             if context.document is not None:
                 entry = _entry_for(context, at_key)
                 if isinstance(entry, ConfigEntry):
-                    line = entry.line
-                    at_key = entry.key
-            location = Location(file=location.file, line=line, key=at_key)
+                    # the entry may come from another file: the base an overlay is merged into
+                    line, at_key, file_at = entry.line, entry.key, entry.file
+            location = Location(file=file_at, line=line, key=at_key)
+        related = _related(rule, names, context, budget, location) if rule.related is not None else ()
     except ConditionError as error:
         raise _fail(rule, error, where) from None
     evidence = tuple((name, format_value(value)) for name, value in lets)
     why = " ".join(rule.why.split())
     fix = None if fix_fields is None else _change(rule, fix_fields, location, why, evidence)
-    return Finding(code=rule.code, name=rule.name, severity=rule.severity, message=message, location=location,
-                   why=why, fix=fix, references=rule.references, evidence=evidence)
+    severity = rule.severity
+    if rule.spec.needs_deployment and not _deployment_seen(context):
+        severity = Severity.INFO
+        message += UNSEEN
+    return Finding(code=rule.code, name=rule.name, severity=severity, message=message, location=location,
+                   why=why, fix=fix, references=rule.references, evidence=evidence, related=related)
 
 
 def _change(rule: Rule, fields: tuple[str, str | None, str | None], location: Location, why: str,
@@ -125,6 +140,41 @@ def _change(rule: Rule, fields: tuple[str, str | None, str | None], location: Lo
                       evidence=tuple(f"{name} = {text}" for name, text in evidence), proposed_by=rule.code)
     except WriteError:
         return None      # e.g. a rename onto the same key: nothing to change
+
+
+# What a deployment-dependent finding says when lint saw no deployment files beside the config.
+UNSEEN = (" (lint saw no docker-compose file, Kubernetes manifest or Helm chart that runs this "
+          "configuration, so this rests on what the file itself shows; lint the folder that holds them "
+          "to check it)")
+
+
+def _deployment_seen(context: RuleContext) -> bool:
+    value = FUNCTIONS["deployment"].impl(context)
+    return isinstance(value, Mapping) and value.get("seen") is True
+
+
+def _related(rule: Rule, names: _Names, context: RuleContext, budget: Budget,
+             location: Location) -> tuple[Related, ...]:
+    """The rule's ``related`` places: mappings with file, line and note (others and duplicates dropped,
+    and the finding's own place)."""
+    assert rule.related is not None
+    value = evaluate(rule.related, names, FUNCTIONS, context, budget)
+    items = value if isinstance(value, tuple) else (value,)
+    out: list[Related] = []
+    seen = {(location.file, location.line)}
+    for item in items:
+        if not isinstance(item, Mapping):
+            continue
+        file, line = item.get("file"), item.get("line")
+        if not isinstance(file, str) or not file:
+            continue
+        line = line if isinstance(line, int) and not isinstance(line, bool) else None
+        if (file, line) in seen:
+            continue
+        seen.add((file, line))
+        note = item.get("note")
+        out.append(Related(file, line, note if isinstance(note, str) else ""))
+    return tuple(out)
 
 
 def _doc_binding(document: ConfigDocument) -> dict[str, Value]:
@@ -201,6 +251,54 @@ def _key_test(condition: Condition) -> tuple[tuple[object, ...], Callable[[RuleC
     return None if test is None else (form, test)
 
 
+# Bindings that change from one entry of a document to the next (key scope).
+_PER_ENTRY = frozenset({"key", "value", "raw", "line"})
+
+
+def _entry_free(node: object, lets: Mapping[str, Condition], seen: set[str]) -> bool:
+    """``node`` reads no per-entry binding, directly or through the lets it uses: its value is the same for
+    every entry of one document."""
+    if isinstance(node, Name):
+        if node.name in _PER_ENTRY:
+            return False
+        if node.name in lets and node.name not in seen:
+            seen.add(node.name)
+            return _entry_free(lets[node.name].root, lets, seen)
+        return True
+    if isinstance(node, Comprehension):
+        return all(_entry_free(part, lets, seen)
+                   for part in (node.iterable, node.element, node.condition) if part is not None)
+    for name in getattr(node, "__slots__", ()):
+        if name == "pos":
+            continue
+        part = getattr(node, name, None)
+        parts = part if isinstance(part, tuple) else (part,)
+        if not all(_entry_free(p, lets, seen) for p in parts if isinstance(p, Node)):
+            return False
+    return True
+
+
+def _document_test(rule: Rule) -> Condition | None:
+    """The first test of a key-scope condition (alone, or the first operand of ``and``) when it reads no
+    per-entry binding (``flat and ...`` with flat: doc.format == ...): it has one value per document, so
+    where it is false the rule is skipped for every entry. None otherwise."""
+    root = rule.condition.root
+    first = root.operands[0] if isinstance(root, BoolOp) and root.op == "and" else root
+    if not _entry_free(first, rule.let_map, set()):
+        return None
+    return Condition(rule.condition.source, first)
+
+
+def _guards(rule: Rule) -> tuple[Any, Any, Any]:
+    """(document test, key guard, key test) of a key-scope rule: what its condition's shape allows to
+    skip, worked out once per rule (a cache beside the frozen value)."""
+    found = rule.__dict__.get("_guards")
+    if found is None:
+        found = rule.__dict__["_guards"] = (_document_test(rule), _key_guard(rule.condition),
+                                            _key_test(rule.condition))
+    return found  # type: ignore[no-any-return]
+
+
 def _mentions_key(form: object) -> bool:
     return form == ("key",) or (isinstance(form, tuple) and any(_mentions_key(part) for part in form))
 
@@ -237,13 +335,18 @@ def _compile(form: tuple[object, ...]) -> Callable[[RuleContext, str], bool] | N
 
 
 def evaluate_document(ruleset: RuleSet, document: ConfigDocument, version: FlinkVersion,
-                      env: Mapping[str, object] | None = None, situation: object = None) -> list[Finding]:
+                      env: Mapping[str, object] | None = None, situation: object = None,
+                      document_at: Callable[[str], ConfigDocument | None] | None = None,
+                      text: str | None = None) -> list[Finding]:
     """Run the config-, key- and issue-scope rules that apply to ``version`` over one document.
 
     ``situation`` (flinktune.situation.Situation) is what the rule functions read for the effective
-    configuration, memory and job; without one it is resolved from ``document``, ``version`` and ``env``.
+    configuration, memory and job; without one it is resolved from ``document`` (and the manifest
+    ``text`` it was read from), ``version`` and ``env``.
     """
     context = RuleContext(version, document, env, situation)
+    context.document_at = document_at
+    context.text = text
     base: dict[str, Value] = {
         "version": str(version),
         "env": to_value(dict(env or {})),
@@ -256,7 +359,18 @@ def evaluate_document(ruleset: RuleSet, document: ConfigDocument, version: Flink
             findings.append(found)
     key_rules = ruleset.for_scope("key", version)
     if key_rules:
-        guards = [(rule, _key_guard(rule.condition), _key_test(rule.condition)) for rule in key_rules]
+        guards = []
+        for rule in key_rules:
+            whole, key_guard, key_test = _guards(rule)
+            if whole is not None:
+                budget = Budget()
+                try:
+                    if not truthy(evaluate(whole, _Names(rule, dict(base), context, budget), FUNCTIONS,
+                                           context, budget)):
+                        continue          # false for every entry of this document
+                except ConditionError:
+                    pass                  # let the rule's own run report the error
+            guards.append((rule, key_guard, key_test))
         # The value of each distinct key-only first test per key (rules share them: status(key) == ...).
         tested: dict[tuple[object, ...], bool] = {}
         for entry in document.entries:
@@ -292,6 +406,34 @@ def evaluate_document(ruleset: RuleSet, document: ConfigDocument, version: Flink
                              issue.file)
                 if found is not None:
                     findings.append(found)
+    findings.sort(key=Finding.sort_key)
+    return findings
+
+
+def evaluate_process(ruleset: RuleSet, deployment: object, process: object, version: FlinkVersion,
+                     env: Mapping[str, object] | None = None,
+                     document_at: Callable[[str], ConfigDocument | None] | None = None) -> list[Finding]:
+    """Run the ``process`` rules over one JobManager or TaskManager of a deployment
+    (flinktune.deployment); a finding is located at the process (its compose service or workload)."""
+    rules = ruleset.for_scope("process", version)
+    if not rules:
+        return []
+    from flinktune.deployment.access import process_map
+
+    context = RuleContext(version, None, env)
+    context.deployment = deployment
+    context.process = process
+    context.document_at = document_at
+    mapping = process_map(deployment, process)  # type: ignore[arg-type]
+    where = process.where  # type: ignore[attr-defined]
+    bindings: dict[str, Value] = {"version": str(version), "env": to_value(dict(env or {})),
+                                  "process": to_value(mapping)}
+    findings: list[Finding] = []
+    for rule in rules:
+        here = Location(where.file, where.line, process.name)  # type: ignore[attr-defined]
+        found = _run(rule, dict(bindings), context, f"{where.file}:{where.line}", here, where.file)
+        if found is not None:
+            findings.append(found)
     findings.sort(key=Finding.sort_key)
     return findings
 

@@ -80,6 +80,80 @@ def example_document(example: Example) -> ConfigDocument:
     return ConfigDocument(path=file, format=fmt, entries=tuple(entries))
 
 
+def _deployment_findings(rule: Rule, example: Example, version: object) -> list[Finding]:
+    """Lint an example that brings deployment files: they are written to a scratch folder beside the
+    example's config, read by the deployment readers, and the rule runs on the config (with its
+    placement) or on every process."""
+    import os
+    import tempfile
+
+    from flinktune.deployment.find import head_of
+    from flinktune.deployment.link import place
+    from flinktune.deployment.readers import read_deployment, recognise
+    from flinktune.rules.engine import evaluate_process
+    from flinktune.situation import Environment, resolve_situation
+
+    single = RuleSet((rule,))
+    findings: list[Finding] = []
+    with tempfile.TemporaryDirectory(prefix="flinktune-example-") as folder:
+        for name, text in (example.deployment or {}).items():
+            path = os.path.join(folder, name)
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            with open(path, "w", encoding="utf-8") as handle:
+                handle.write(text)
+        documents: list[ConfigDocument] = []
+        if example.config is not None:
+            fmt = ConfigFormat(example.format) if example.format else ConfigFormat.FLAT
+            name = example.file or _DEFAULT_FILE[fmt]
+            path = os.path.join(folder, name)
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            from flinktune.config.reader import read_config_file
+
+            with open(path, "w", encoding="utf-8") as handle:
+                handle.write(example.config if isinstance(example.config, str) else "".join(
+                    f"{key}: {_flat_text(value)}\n" for key, value in example.config.items()))
+            documents = read_config_file(path, example.format)
+        files = []
+        for root, _dirs, names in os.walk(folder):
+            for name in names:
+                path = os.path.join(root, name)
+                found = recognise(path, head_of(path))
+                if found is not None:
+                    files.append((path, found))
+        deployment = read_deployment(sorted(files), folder)
+
+        from flinktune.deployment.documents import DocumentCache
+
+        document_at = DocumentCache().document_at
+        environment = Environment().with_values({"flink-version": version}, "flag")
+        if rule.scope == "process":
+            for process in deployment.processes:
+                findings += evaluate_process(single, deployment, process, version, example.env,  # type: ignore[arg-type]
+                                             document_at)
+            return findings
+        for document in [*documents, *deployment.documents]:
+            situation = resolve_situation(document, environment=environment, deployed=place(document,
+                                                                                            deployment,
+                                                                                              document_at))
+            findings += evaluate_document(single, document, version, example.env, situation,  # type: ignore[arg-type]
+                                          document_at)
+    # Scratch paths are meaningless: name the files as the example does.
+    return [_relative(finding, folder) for finding in findings]
+
+
+def _relative(finding: Finding, folder: str) -> Finding:
+    import os
+    from dataclasses import replace
+
+    from flinktune.findings import Location
+
+    location = finding.location
+    file = os.path.relpath(location.file, folder) if location.file.startswith(folder) else location.file
+    related = tuple(replace(r, file=os.path.relpath(r.file, folder) if r.file.startswith(folder) else r.file)
+                    for r in finding.related)
+    return replace(finding, location=Location(file, location.line, location.key), related=related)
+
+
 def run_example(rule: Rule, example: Example, kind: str, index: int) -> ExampleResult:
     single = RuleSet((rule,))
     try:
@@ -87,11 +161,14 @@ def run_example(rule: Rule, example: Example, kind: str, index: int) -> ExampleR
         if not rule.applies_to(version):
             detail = f"example version {version} is outside the rule's versions '{rule.versions}'"
             return ExampleResult(rule.code, kind, index, False, detail)
-        if rule.scope in ITEM_SCOPES:
+        if example.deployment is not None or rule.scope == "process":
+            findings = _deployment_findings(rule, example, version)
+        elif rule.scope in ITEM_SCOPES:
             findings = evaluate_items(single, rule.scope, example.items or [], version, example.env,
                                       example.file or "metrics")
         else:
-            findings = evaluate_document(single, example_document(example), version, example.env)
+            text = example.config if isinstance(example.config, str) else None
+            findings = evaluate_document(single, example_document(example), version, example.env, text=text)
     except FlinktuneError as error:
         detail = f"raised {type(error).__name__}: {error.one_line()}"
         return ExampleResult(rule.code, kind, index, False, detail)

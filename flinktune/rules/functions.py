@@ -43,6 +43,12 @@ class RuleContext:
         self.document = document
         self.env = dict(env or {})
         self._memo: dict[tuple[str, object], object] = {}
+        # Process scope (flinktune.deployment): the deployment and the process a rule is evaluated for;
+        # document_at(path) gives the configuration read from a file (a process's mounted config).
+        self.deployment: Any = None
+        self.process: Any = None
+        self.document_at: Any = None
+        self.text: str | None = None    # the manifest text of the document, when known (its spec)
         if situation is not None:
             self.__dict__["situation"] = situation
 
@@ -62,7 +68,7 @@ class RuleContext:
             document = ConfigDocument("<none>", ConfigFormat.FLAT, ())
         else:
             document = self.document
-        return resolve_situation(document, environment=environment, catalog=self.catalog)
+        return resolve_situation(document, text=self.text, environment=environment, catalog=self.catalog)
 
     @cached_property
     def catalog(self) -> Any:
@@ -289,6 +295,25 @@ def _known(ctx: RuleContext, key: object) -> bool:
 def _ever_known(ctx: RuleContext, key: object) -> bool:
     name = _text(key, "key")
     return any(_kind(ctx.lookup(name, version)) not in ("unknown",) for version in SUPPORTED)
+
+
+_KEY_COLON = re.compile(r"([A-Za-z0-9_.-]+):(?=\s|$)")
+
+
+def _keys_in(ctx: RuleContext, text: object) -> object:
+    """The Flink keys written as ``key:`` inside a text (a value that swallowed the next line), also
+    when glued to the end of a word (``truejobmanager.rpc.address:``)."""
+    if not isinstance(text, str) or ":" not in text:
+        return ()
+    found: list[str] = []
+    for match in _KEY_COLON.finditer(text[:2000]):
+        word = match.group(1)
+        for start in range(len(word)):
+            candidate = word[start:]
+            if "." in candidate and (start == 0 or candidate[0].isalpha()) and _ever_known(ctx, candidate):
+                found.append(candidate)
+                break
+    return tuple(found)
 
 
 def _canonical(ctx: RuleContext, key: object) -> object:
@@ -766,8 +791,11 @@ def _jdk(ctx: RuleContext) -> object:
         found = _JDK_IN_PATH.search(home)
         if found:
             return int(found.group(1))
-    if ctx.document is not None and ctx.document.jdk_hint is not None:
-        return ctx.document.jdk_hint
+    situation = ctx.__dict__.get("situation")
+    document = getattr(situation, "document", None) or ctx.document
+    if document is not None and document.jdk_hint is not None:
+        # the image tag's JDK: from a manifest, or from the deployment that runs the file
+        return document.jdk_hint
     return 11 if ctx.version >= FlinkVersion(2, 0) else None
 
 
@@ -804,6 +832,9 @@ def _successor(ctx: RuleContext, key: object) -> object:
     found = _replacement(ctx, name)
     if found is not None:
         return found
+    stated = getattr(ctx.lookup(name), "successor", None)
+    if stated:
+        return stated
     for pattern, successor in _SUCCESSORS:
         match = pattern.fullmatch(name)
         if match:
@@ -999,6 +1030,8 @@ FUNCTIONS: Mapping[str, Function] = {
            "status(key): option | deprecated-alias | fallback-alias | family | removed | not-yet | unknown"),
         _f("known", (1, 1), _known, "known(key): the target version reads this key"),
         _f("ever_known", (1, 1), _ever_known, "ever_known(key): some supported Flink version has this key"),
+        _f("keys_in", (1, 1), _keys_in,
+           "keys_in(text): Flink keys written as 'key:' inside a text (also glued to a word), in order"),
         _f("canonical", (1, 1), _canonical, "canonical(key): the option key this key or alias maps to"),
         _f("deprecated", (1, 1), _deprecated, "deprecated(key): deprecated in the target version"),
         _f("replacement", (1, 1), _replacement, "replacement(key): the key to use instead, or null"),
@@ -1080,3 +1113,13 @@ FUNCTIONS: Mapping[str, Function] = {
            "reporter_factory(class): the factory class of a Flink metric reporter class, or null"),
     )
 }
+
+
+def _with_deployment_functions() -> Mapping[str, Function]:
+    from flinktune.rules.deployment_functions import DEPLOYMENT_FUNCTIONS
+    from flinktune.rules.general_functions import GENERAL_FUNCTIONS
+
+    return {**FUNCTIONS, **GENERAL_FUNCTIONS, **DEPLOYMENT_FUNCTIONS}
+
+
+FUNCTIONS = _with_deployment_functions()

@@ -20,6 +20,7 @@ Grammar (lowest precedence first)::
     postfix  := primary ("." NAME | "[" expr "]")*
     primary  := NUMBER | NUMBER UNIT | STRING | "true" | "false" | "null" | NAME
               | NAME "(" [expr ("," expr)*] ")" | "(" expr ")" | "[" [expr ("," expr)*] "]"
+              | "[" expr "for" NAME "in" expr ["if" expr] "]"      (a list comprehension)
 
 Units on number literals: memory ``b kb mb gb tb`` (powers of 1024, value in bytes) and
 duration ``ns us ms s min h d`` (value in milliseconds), so ``32kb == 32768`` and
@@ -276,6 +277,21 @@ class BoolOp(Node):
         _set(self, "operands", operands)
 
 
+class Comprehension(Node):
+    """``[element for name in iterable if condition]``: a list built item by item; ``name`` is bound
+    inside the element and the condition only."""
+
+    __slots__ = ("condition", "element", "iterable", "var")
+    _fields = ("pos", "element", "var", "iterable", "condition")
+
+    def __init__(self, pos: int, element: Node, var: str, iterable: Node, condition: Node | None) -> None:
+        _set(self, "pos", pos)
+        _set(self, "element", element)
+        _set(self, "var", var)
+        _set(self, "iterable", iterable)
+        _set(self, "condition", condition)
+
+
 class Call(Node):
     __slots__ = ("args", "func")
     _fields = ("pos", "func", "args")
@@ -339,6 +355,8 @@ def _children(node: Node) -> tuple[Node, ...]:
         return node.operands
     if isinstance(node, Call):
         return node.args
+    if isinstance(node, Comprehension):
+        return (node.element, node.iterable) + ((node.condition,) if node.condition is not None else ())
     return ()
 
 
@@ -578,10 +596,40 @@ class _Parser:
             return node
         if token.kind == "OP" and token.text == "[":
             self.next()
+            if not self.at_op("]"):
+                # "[x for x in xs if cond]": a comprehension, told apart by "for" after the first item.
+                mark = self.index
+                self.enter()
+                first = self.parse_or()
+                self.leave()
+                if self.at_word("for"):
+                    return self.parse_comprehension(token, first)
+                self.index = mark
             return ListExpr(token.pos, self.parse_args("]"))
         if token.kind == "END":
             raise self.error("condition ends too early")
         raise self.error(f"unexpected '{token.text}'")
+
+
+    def parse_comprehension(self, token: Token, element: Node) -> Node:
+        self.next()   # for
+        name = self.peek()
+        if name.kind != "NAME" or name.text in KEYWORDS or name.text in ("for", "if"):
+            raise self.error("expected a name after 'for'")
+        self.next()
+        if not self.at_word("in"):
+            raise self.error("expected 'in' after the comprehension's name")
+        self.next()
+        self.enter()
+        iterable = self.parse_or()
+        condition = None
+        if self.at_word("if"):
+            # Here "if" can only be the filter: the iterable has ended (a filter may itself call if()).
+            self.next()
+            condition = self.parse_or()
+        self.leave()
+        self.expect_op("]")
+        return Comprehension(token.pos, element, name.text, iterable, condition)
 
 
 def _tree_depth(root: Node) -> int:
@@ -603,10 +651,22 @@ def parse(source: str) -> Condition:
     return Condition(source, root)
 
 
+def _all_nodes(root: Node) -> list[Node]:
+    found: list[Node] = []
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        found.append(node)
+        stack.extend(_children(node))
+    return found
+
+
 def check_names(condition: Condition, names: set[str] | frozenset[str],
                 functions: Mapping[str, Function]) -> list[str]:
     """Problems with names and calls (unknown names, unknown functions, wrong arity)."""
     problems: list[str] = []
+    bound = {node.var for node in _all_nodes(condition.root) if isinstance(node, Comprehension)}
+    names = set(names) | bound
     stack: list[Node] = [condition.root]
     while stack:
         node = stack.pop()
@@ -753,6 +813,29 @@ class Function:
 _BUDGET_EXCEEDED = "condition exceeded its evaluation step budget"
 
 
+class _Scope(Mapping[str, object]):
+    """The names of an enclosing evaluation plus one name a comprehension binds."""
+
+    def __init__(self, parent: Mapping[str, object], name: str, value: object) -> None:
+        self._parent = parent
+        self._name = name
+        self._value = value
+
+    def __getitem__(self, name: str) -> object:
+        if name == self._name:
+            return self._value
+        return self._parent[name]
+
+    def __contains__(self, name: object) -> bool:
+        return name == self._name or name in self._parent
+
+    def __iter__(self):  # type: ignore[no-untyped-def]
+        return iter([self._name, *(n for n in self._parent if n != self._name)])
+
+    def __len__(self) -> int:
+        return len(set(self._parent) | {self._name})
+
+
 class Budget:
     """Counts evaluation steps so a condition cannot run without bound."""
 
@@ -844,7 +927,30 @@ class Evaluator:
             return self._binary(node)
         if isinstance(node, Call):
             return self._call(node)
+        if isinstance(node, Comprehension):
+            return self._comprehension(node)
         raise self.fail("unsupported expression", node)
+
+    def _comprehension(self, node: Comprehension) -> Value:
+        items = self.eval(node.iterable)
+        if items is None:
+            return ()
+        if isinstance(items, Mapping):
+            items = tuple(items)
+        if not isinstance(items, tuple):
+            raise self.fail(f"'for' needs a list, got a {type_name(items)}", node)
+        out: list[object] = []
+        for item in items:
+            scope = _Scope(self.names, node.var, item)
+            inner = Evaluator(scope, self.functions, self.context, self.source, self.budget)
+            if node.condition is not None:
+                keep = inner.eval(node.condition)
+                if keep is not None and not isinstance(keep, bool):
+                    raise self.fail(f"a comprehension's 'if' needs a boolean, got a {type_name(keep)}", node)
+                if keep is not True:
+                    continue
+            out.append(inner.eval(node.element))
+        return tuple(out)
 
     def _index(self, node: Index) -> Value:
         target = self.eval(node.target)

@@ -460,7 +460,8 @@ def _compile_certified(spec: RuleSpec, text: RuleText) -> tuple[Rule, list[str]]
                 message=parse_template(spec.message),
                 at=parse_template(spec.at) if spec.at is not None else None,
                 fix_templates=fix_templates, version_range=VersionRange.parse(spec.versions),
-                bundled=text.bundled)
+                bundled=text.bundled,
+                related=Condition.deferred(spec.related) if spec.related is not None else None)
     return rule, []
 
 
@@ -483,6 +484,9 @@ def _compile(spec: RuleSpec, text: RuleText) -> tuple[Rule | None, list[str]]:
     condition = _compile_condition(text.source, "condition", spec.condition, all_names, problems)
     message = _compile_template(text.source, "message", spec.message, all_names, problems)
     at = _compile_template(text.source, "at", spec.at, all_names, problems)
+    related = None
+    if spec.related is not None:
+        related = _compile_condition(text.source, "related", spec.related, all_names, problems)
     fix_templates = None
     if spec.fix is not None:
         fix_key = _compile_template(text.source, "fix.key", spec.fix.key, all_names, problems)
@@ -499,7 +503,7 @@ def _compile(spec: RuleSpec, text: RuleText) -> tuple[Rule | None, list[str]]:
         return None, problems
     rule = Rule(spec=spec, source=text.source, condition=condition, lets=tuple(lets), message=message, at=at,
                 fix_templates=fix_templates, version_range=VersionRange.parse(spec.versions),
-                bundled=text.bundled)
+                bundled=text.bundled, related=related)
     return rule, []
 
 

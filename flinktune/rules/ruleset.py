@@ -26,6 +26,7 @@ class Rule:
     fix_templates: tuple[Template, Template | None, Template | None] | None   # key, value, new_key
     version_range: VersionRange
     bundled: bool = False
+    related: Condition | None = None              # the other places the finding rests on (a list)
 
     @property
     def code(self) -> str:
@@ -112,4 +113,11 @@ class RuleSet:
         return RuleSet(tuple(rule for rule in self.rules if keep(rule)))
 
     def for_scope(self, scope: str, version: FlinkVersion) -> tuple[Rule, ...]:
-        return tuple(rule for rule in self.rules if rule.scope == scope and rule.applies_to(version))
+        # Asked for every document of a run: computed once per scope and version (a cache beside the
+        # frozen value, not part of it).
+        cache: dict[tuple[str, FlinkVersion], tuple[Rule, ...]] = self.__dict__.setdefault("_scopes", {})
+        found = cache.get((scope, version))
+        if found is None:
+            found = cache[(scope, version)] = tuple(rule for rule in self.rules
+                                                    if rule.scope == scope and rule.applies_to(version))
+        return found

@@ -19,7 +19,7 @@ CODE_PATTERN = r"^FT[A-Z][0-9]{3}$"
 NAME_PATTERN = r"^[a-z][a-z0-9]*(-[a-z0-9]+)*$"
 LET_NAME = re.compile(r"^[a-z][a-z0-9_]*$")
 
-Scope = Literal["config", "key", "issue", "vertex", "subtask"]
+Scope = Literal["config", "key", "issue", "vertex", "subtask", "process"]
 
 
 class _Frozen(BaseModel):
@@ -68,6 +68,9 @@ class ExampleModel(_Frozen):
     message: str | None = None       # fail examples: text the message must contain
     count: int | None = Field(default=None, ge=1)   # fail examples: exact number of findings
     note: str | None = None
+    # Deployment files beside the config (file name -> text): docker-compose.yml, manifests, Dockerfile.
+    # The example is then linted as a folder, so rules that read the deployment are tested end to end.
+    deployment: dict[str, str] | None = None
 
     @field_validator("version", mode="before")
     @classmethod
@@ -110,6 +113,12 @@ class RuleFile(_Frozen):
     fix: FixModel | None = None
     references: list[str] = Field(min_length=1)
     examples: ExamplesModel
+    # An expression giving the other places the finding rests on: a list of mappings with file, line and
+    # note (a compose service, a volume mount, an image tag). Shown with the finding in every report.
+    related: str | None = Field(default=None, max_length=4000)
+    # The finding rests on the deployment (containers, volumes, images): when lint saw no deployment
+    # files beside the config, it is reported as info that says what lint could not see.
+    needs_deployment: bool = False
 
     @field_validator("versions")
     @classmethod

@@ -18,7 +18,7 @@ from flinktune.versions import FlinkVersion
 # frozen dataclasses) because every lint defines them at start-up, where a dataclass costs ~35
 # times more (its methods are generated with exec()).
 
-SCOPES: tuple[str, ...] = ("config", "key", "issue", "vertex", "subtask")
+SCOPES: tuple[str, ...] = ("config", "key", "issue", "vertex", "subtask", "process")
 DOCUMENT_SCOPES: tuple[str, ...] = ("config", "key", "issue")
 ITEM_SCOPES: tuple[str, ...] = ("vertex", "subtask")
 
@@ -29,6 +29,8 @@ SCOPE_BINDINGS: dict[str, tuple[str, ...]] = {
     "issue": ("version", "env", "doc", "issue"),
     "vertex": ("version", "env", "item"),
     "subtask": ("version", "env", "item"),
+    # a JobManager or TaskManager of the deployment (flinktune.deployment: docker-compose, Kubernetes)
+    "process": ("version", "env", "process"),
 }
 
 
@@ -77,8 +79,10 @@ _NEW_DICT: Any = object()    # default of Example.env: a new empty dict each tim
 class Example(_Frozen):
     """One input a rule must (fail) or must not (pass) report on."""
 
-    __slots__ = ("config", "count", "env", "file", "format", "items", "message", "note", "version")
-    _fields = ("version", "config", "format", "file", "env", "items", "message", "count", "note")
+    __slots__ = ("config", "count", "deployment", "env", "file", "format", "items", "message", "note",
+                 "version")
+    _fields = ("version", "config", "format", "file", "env", "items", "message", "count", "note",
+               "deployment")
     version: str
     config: Mapping[str, Any] | str | None
     format: str | None
@@ -88,11 +92,13 @@ class Example(_Frozen):
     message: str | None
     count: int | None
     note: str | None
+    deployment: Mapping[str, str] | None    # deployment files (name -> text) beside the config
 
     def __init__(self, version: str = "1.20", config: Mapping[str, Any] | str | None = None,
                  format: str | None = None, file: str | None = None,
                  env: Mapping[str, Any] = _NEW_DICT, items: tuple[Mapping[str, Any], ...] | None = None,
-                 message: str | None = None, count: int | None = None, note: str | None = None) -> None:
+                 message: str | None = None, count: int | None = None, note: str | None = None,
+                 deployment: Mapping[str, str] | None = None) -> None:
         _set(self, "version", version)
         _set(self, "config", config)
         _set(self, "format", format)
@@ -102,13 +108,14 @@ class Example(_Frozen):
         _set(self, "message", message)
         _set(self, "count", count)
         _set(self, "note", note)
+        _set(self, "deployment", deployment)
 
 
 class RuleSpec(_Frozen):
     """A rule file after validation."""
 
     _fields = ("code", "name", "severity", "scope", "versions", "condition", "let", "message", "why", "at",
-               "fix", "references", "pass_examples", "fail_examples")
+               "fix", "references", "pass_examples", "fail_examples", "related", "needs_deployment")
     __slots__ = _fields
     code: str
     name: str
@@ -124,13 +131,16 @@ class RuleSpec(_Frozen):
     references: tuple[str, ...]
     pass_examples: tuple[Example, ...]
     fail_examples: tuple[Example, ...]
+    related: str | None          # expression: the other files and lines the finding rests on
+    needs_deployment: bool       # the finding rests on the deployment: info (saying so) when none was seen
 
     def __init__(self, code: str, name: str, severity: str, scope: str, versions: str, condition: str,
                  let: Mapping[str, str], message: str, why: str, at: str | None, fix: FixSpec | None,
                  references: tuple[str, ...], pass_examples: tuple[Example, ...],
-                 fail_examples: tuple[Example, ...]) -> None:
+                 fail_examples: tuple[Example, ...], related: str | None = None,
+                 needs_deployment: bool = False) -> None:
         values = (code, name, severity, scope, versions, condition, let, message, why, at, fix, references,
-                  pass_examples, fail_examples)
+                  pass_examples, fail_examples, related, needs_deployment)
         for field_name, value in zip(self._fields, values, strict=True):
             _set(self, field_name, value)
 
@@ -142,6 +152,7 @@ def _example(data: Mapping[str, Any]) -> Example:
         file=data.get("file"), env=dict(data.get("env") or {}),
         items=None if items is None else tuple(items), message=data.get("message"),
         count=data.get("count"), note=data.get("note"),
+        deployment=None if data.get("deployment") is None else dict(data["deployment"]),
     )
 
 
@@ -158,6 +169,8 @@ def spec_from_data(data: Mapping[str, Any]) -> RuleSpec:
         references=tuple(data["references"]),
         pass_examples=tuple(_example(e) for e in examples["pass"]),
         fail_examples=tuple(_example(e) for e in examples["fail"]),
+        related=data.get("related"),
+        needs_deployment=bool(data.get("needs_deployment", False)),
     )
 
 

@@ -34,7 +34,8 @@ class DeploymentSpec(Record):
                            "taskmanager_memory_line", "parallelism", "parallelism_line",
                            "jobmanager_memory_bytes", "jobmanager_memory_text",
                            "jobmanager_memory_line", "taskmanager_replicas",
-                           "taskmanager_replicas_line", "kind", "mode", "has_job")
+                           "taskmanager_replicas_line", "kind", "mode", "has_job", "upgrade_mode",
+                           "upgrade_mode_line")
     taskmanager_memory_bytes: int | None
     taskmanager_memory_text: str | None
     taskmanager_memory_line: int | None
@@ -48,6 +49,8 @@ class DeploymentSpec(Record):
     kind: str | None  # FlinkDeployment | FlinkSessionJob | ConfigMap
     mode: str | None  # spec.mode: native (default) | standalone
     has_job: bool  # spec.job present (application mode)
+    upgrade_mode: str | None  # spec.job.upgradeMode: stateless | savepoint | last-state
+    upgrade_mode_line: int | None
 
     def __init__(self, taskmanager_memory_bytes: int | None = None,
                  taskmanager_memory_text: str | None = None,
@@ -61,7 +64,9 @@ class DeploymentSpec(Record):
                  taskmanager_replicas_line: int | None = None,
                  kind: str | None = None,
                  mode: str | None = None,
-                 has_job: bool = False) -> None:
+                 has_job: bool = False,
+                 upgrade_mode: str | None = None,
+                 upgrade_mode_line: int | None = None) -> None:
         set_field(self, "taskmanager_memory_bytes", taskmanager_memory_bytes)
         set_field(self, "taskmanager_memory_text", taskmanager_memory_text)
         set_field(self, "taskmanager_memory_line", taskmanager_memory_line)
@@ -75,6 +80,8 @@ class DeploymentSpec(Record):
         set_field(self, "kind", kind)
         set_field(self, "mode", mode)
         set_field(self, "has_job", has_job)
+        set_field(self, "upgrade_mode", upgrade_mode)
+        set_field(self, "upgrade_mode_line", upgrade_mode_line)
 
 
 def parse_resource_memory(text: str, file: str, line: int | None,
@@ -137,6 +144,9 @@ def deployment_spec(text: str, document: ConfigDocument) -> DeploymentSpec:
     found: dict[str, object] = {"kind": target.kind, "has_job": _child(spec, "job") is not None}
     mode = _scalar(spec, "mode")
     found["mode"] = mode[0].lower() if mode else None
+    upgrade = _scalar(spec, "job", "upgradeMode")
+    if upgrade is not None:
+        found["upgrade_mode"], found["upgrade_mode_line"] = upgrade[0].lower(), upgrade[1]
     for prefix, role in (("taskmanager", "taskManager"), ("jobmanager", "jobManager")):
         memory = _scalar(spec, role, "resource", "memory")
         if memory is not None:

@@ -105,6 +105,9 @@ class Situation:
     project_exchanges: int | None = None           # job-graph hint from the project config
     measured: Any = None                           # flinktune.advise.measured.Measured (plain values)
     catalog: Any = field(default=None, repr=False, compare=False)
+    # Where the document is deployed (flinktune.deployment.link.Placement): the processes that read it,
+    # their images and volumes; None when no deployment files were read.
+    deployed: Any = field(default=None, repr=False, compare=False)
 
     # ------------------------------------------------------------------ the configuration
 
@@ -128,13 +131,23 @@ class Situation:
 
         path = self.document.path
         spec = spec_entries(self.spec, path)
-        with_spec = replace(self.document, entries=self.document.entries + spec)
+        with_spec = replace(self.document, entries=self.base_entries + self.document.entries + spec)
         eff = EffectiveConfig(with_spec, self.flink_version, self._catalog)
         legacy, legacy_notes = legacy_heap_entries(self.document, self.flink_version, self.deployment.value,
                                                    eff.is_set)
         notes = [f"{e.key} = {e.raw} from the FlinkDeployment spec (line {e.line}), as the operator sets it"
                  for e in spec]
         return spec + legacy, (*notes, *legacy_notes)
+
+    @cached_property
+    def base_entries(self) -> tuple[ConfigEntry, ...]:
+        """What an overlay (FLINK_PROPERTIES) is merged into: the configuration file the process mounts,
+        else the official image's default configuration; the document's own entries win over these."""
+        deployed = self.deployed
+        if deployed is None or not getattr(deployed, "base", ()):
+            return ()
+        return tuple(ConfigEntry(setting.key, setting.value, setting.value, setting.where.file,
+                                 setting.where.line or 0) for setting in deployed.base)
 
     @property
     def folded(self) -> tuple[ConfigEntry, ...]:
@@ -149,9 +162,9 @@ class Situation:
     @cached_property
     def effective_document(self) -> ConfigDocument:
         """The document plus the folded entries (last wins, as in Flink)."""
-        if not self.folded:
+        if not self.folded and not self.base_entries:
             return self.document
-        return replace(self.document, entries=self.document.entries + self.folded)
+        return replace(self.document, entries=self.base_entries + self.document.entries + self.folded)
 
     @cached_property
     def effective(self) -> Any:
@@ -330,11 +343,14 @@ def resolve_situation(document: ConfigDocument, *, text: str | None = None,
                       project_version: FlinkVersion | None = None, project_exchanges: int | None = None,
                       plan: Mapping[str, Any] | None = None, plan_source: str | None = None,
                       placement: Mapping[tuple[str, int], Any] | None = None, measured: Any = None,
-                      completeness: Sourced[str] | None = None, catalog: Any = None) -> Situation:
+                      completeness: Sourced[str] | None = None, catalog: Any = None,
+                      deployed: Any = None) -> Situation:
     """Resolve the situation of ``document``. ``text`` is the file's text (read again from
     ``document.path`` for a manifest when not given); ``directive`` the file's
     ``# flinktune: flink-version=`` value; ``environment`` what flags and profile said."""
     env = environment or Environment()
+    if deployed is not None:
+        document, completeness = _with_deployed(document, deployed, completeness)
     mentioned: tuple[tuple[FlinkVersion, int], ...] = ()
     if text is not None:
         from flinktune.situation.version import mentioned_versions, version_directive
@@ -365,5 +381,34 @@ def resolve_situation(document: ConfigDocument, *, text: str | None = None,
         deployment=deployment_kind(document, spec),
         completeness=completeness or completeness_of(document, spec),
         plan=plan, plan_source=plan_source, pending_operators=pending, placement=placement,
-        project_exchanges=project_exchanges, measured=measured, catalog=catalog,
+        project_exchanges=project_exchanges, measured=measured, catalog=catalog, deployed=deployed,
     )
+
+
+def _older_than_supported(text: str) -> bool:
+    from flinktune.versions import SUPPORTED
+
+    parts = text.split(".")
+    try:
+        return (int(parts[0]), int(parts[1])) < (SUPPORTED[0].major, SUPPORTED[0].minor)
+    except (ValueError, IndexError):
+        return False
+
+
+def _with_deployed(document: ConfigDocument, placement: Any, completeness: Sourced[str] | None
+                    ) -> tuple[ConfigDocument, Sourced[str] | None]:
+    """The document with the Flink version and JDK of the image its processes run (when it states none
+    itself), and its completeness as the deployment shows it (unless the project states it)."""
+    if document.version_hint is None and placement.version:
+        version, source = placement.version, placement.version_source or "the deployment's image"
+        if _older_than_supported(version):
+            # flinktune knows 1.13 and later: an older image is judged as the oldest version it knows
+            version, source = "1.13", f"{source}, older than 1.13 and judged as 1.13"
+        document = replace(document, version_hint=version, version_hint_source=source)
+    if document.jdk_hint is None and placement.jdk is not None:
+        document = replace(document, jdk_hint=placement.jdk)
+    if completeness is None and placement.completeness:
+        where = placement.completeness_where
+        completeness = Sourced(placement.completeness, "deployment", where.file if where else None,
+                               where.line if where else None, placement.completeness_detail)
+    return document, completeness

@@ -9,8 +9,8 @@ from typing import Generic, TypeVar
 T = TypeVar("T")
 
 # Where a value can come from, strongest first (not every value has every kind).
-SOURCES = ("flag", "profile", "project", "comment", "config", "spec", "metrics", "plan", "inferred",
-           "derived", "default")
+SOURCES = ("flag", "profile", "project", "comment", "config", "spec", "deployment", "metrics", "plan",
+           "inferred", "derived", "default")
 
 
 @dataclass(frozen=True)

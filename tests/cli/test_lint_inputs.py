@@ -48,8 +48,11 @@ def test_other_yaml_is_not_taken_for_flink(tmp_path: Path) -> None:
     (conf / "docker-compose.yaml").write_text("services:\n  jobmanager:\n    image: flink:1.20\n")
     (conf / "flink-conf.yaml").write_text("taskmanager.numberOfTaskSlots: 2\n")
     done = _lint("conf", cwd=tmp_path)
-    assert "1 file checked" in done.stdout, done.stdout + done.stderr
-    assert "docker-compose" not in done.stdout
+    # Issue 29: the compose file is read as the deployment around the config (counted as checked),
+    # never as a Flink config: none of its keys is judged as a Flink option.
+    assert "2 files checked" in done.stdout, done.stdout + done.stderr
+    assert "FTC001" not in done.stdout and "FTC002" not in done.stdout
+    assert "docker-compose.yaml:" not in done.stdout
 
 
 @pytest.mark.parametrize("content", [None, "services:\n  web:\n    image: nginx\n"])
@@ -102,3 +105,29 @@ def test_project_config_keeps_lint_light(tmp_path: Path, name: str, text: str) -
     assert "error" not in done.stderr.split("LOADED")[0].lower(), done.stderr
     # --verbose names the version used and where it came from.
     assert "checked against Flink 1.20 (project: flink-version)" in done.stdout, done.stdout
+
+
+@pytest.mark.parametrize(("name", "text", "where"), [
+    ("docker-compose.yml",
+     "services:\n  jobmanager:\n    image: flink:1.20\n    volumes: [\n      - ./c:/c\n",
+     "conf/docker-compose.yml:5: could not be read as a deployment file: invalid YAML"),
+    ("tm.yaml", "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: tm\nspec:\n  replicas: 1\n"
+     "   template: {}\n", "conf/tm.yaml:7: could not be read as a deployment file: invalid YAML"),
+    ("docker-compose.yml", "services:\n  taskmanager:\n    image: flink:1.20\n    mem_limit: 2 gigs\n",
+     "conf/docker-compose.yml:4: could not be read as a deployment file: memory limit '2 gigs' is not"),
+])
+def test_a_broken_deployment_file_in_the_folder_is_exit_2_naming_file_and_line(
+        tmp_path: Path, name: str, text: str, where: str) -> None:
+    # Issue 29: a broken compose file or manifest beside the config was dropped without a word, and lint
+    # judged the config as if there were no deployment (exit 0). The config itself is still linted.
+    conf = tmp_path / "conf"
+    conf.mkdir()
+    (conf / "flink-conf.yaml").write_text(FLAT)
+    (conf / name).write_text(text)
+    done = _lint("conf", cwd=tmp_path)
+    assert done.returncode == 2, done.stdout + done.stderr
+    errors = [line for line in done.stderr.splitlines() if line.strip()]
+    assert len(errors) == 1 and errors[0].startswith(f"flinktune: error: {where}"), errors
+    assert "1 file checked: 1 error" in done.stdout and "Traceback" not in done.stderr
+    named = _lint(f"conf/{name}", cwd=tmp_path)
+    assert named.returncode == 2 and len(named.stderr.strip().splitlines()) == 1, named.stderr

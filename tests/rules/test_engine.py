@@ -289,3 +289,26 @@ def test_skipping_rules_by_their_first_key_test_changes_no_finding(monkeypatch: 
     skipping = run()
     monkeypatch.setattr(engine, "_key_test", lambda _condition: None)
     assert run() == skipping and skipping
+
+
+def test_general_text_and_list_functions() -> None:
+    assert fn('prefixes("a.b.c")') == ("a", "a.b")
+    assert fn('join(["a", null, "b"], ", ")') == "a, b"
+    # a value that swallowed the next line: the Flink key glued to the end of a word is found too
+    assert fn('keys_in("truejobmanager.rpc.address: jm")') == ("jobmanager.rpc.address",)
+    assert fn('keys_in("http://minio:9000")') == ()
+
+
+def test_a_document_level_first_test_skips_a_key_rule_for_the_whole_document(tmp_path: Path) -> None:
+    # FTC121's first test (flat: the document is a flink-conf.yaml) reads no entry: on a config.yaml it
+    # is false once, and the rule runs for no entry; the findings stay the same as without the shortcut.
+    from flinktune.rules.engine import _guards
+
+    rule = RULES.get("FTC121")
+    assert rule is not None and _guards(rule)[0] is not None
+    other = RULES.get("FTC001")
+    assert other is not None and _guards(other)[0] is None     # status(key) reads the entry
+    [yaml_doc] = read_config_text('a: "truejobmanager.rpc.address: x"\n', "config.yaml")
+    flat_doc = flat("fs.s3a.path.style.access: truejobmanager.rpc.address: jobmanager\n")
+    assert "FTC121" in codes(evaluate_document(RULES, flat_doc, V120))
+    assert "FTC121" not in codes(evaluate_document(RULES, yaml_doc, V120))

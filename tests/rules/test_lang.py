@@ -101,7 +101,8 @@ def test_type_errors_raise_condition_error(text: str) -> None:
     ("env.__class__", "starts with '_'"),
     ("_secret", "starts with '_'"),
     ("lambda: 1", "unexpected character ':'"),
-    ("[x for x in env]", "expected ',' or ']'"),
+    ("[x for 1 in env]", "expected a name after 'for'"),
+    ("[x for x env]", "expected 'in'"),
     ("open('/etc/passwd').read()", "unexpected"),
     ("1 if true else 2", "unexpected 'if'"),
     ("a = 1", "unexpected character '='"),
@@ -183,3 +184,20 @@ def test_ast_is_frozen() -> None:
 def test_tokens_carry_positions() -> None:
     tokens = tokenize("a  >= 32kb")
     assert [(t.kind, t.pos) for t in tokens] == [("NAME", 1), ("OP", 4), ("NUM", 7), ("END", 11)]
+
+
+def test_list_comprehensions_filter_and_map_with_the_name_bound_inside_only() -> None:
+    # The language's one iteration construct: bounded by the step budget like everything else.
+    items = ({"role": "jobmanager", "mb": 1024}, {"role": "taskmanager", "mb": 2048},
+             {"role": "taskmanager", "mb": 512})
+    names = {"ps": items}
+    assert evaluate(parse('[p.mb for p in ps if p.role == "taskmanager"]'), names, {}) == (2048, 512)
+    assert evaluate(parse("[p.mb * 2 for p in ps]"), names, {}) == (2048, 4096, 1024)
+    assert evaluate(parse("[p for p in null]"), names, {}) == ()
+    # the bound name does not leak out of the brackets
+    with pytest.raises(ConditionError, match="unknown name 'p'"):
+        evaluate(parse("[1 for p in ps] == [] or p == 1"), names, {})
+    with pytest.raises(ConditionError, match="needs a list"):
+        evaluate(parse("[x for x in 3]"), names, {})
+    with pytest.raises(ConditionError, match="budget"):
+        evaluate(parse("[[y for y in xs] for x in xs]"), {"xs": tuple(range(500))}, {})

@@ -121,7 +121,7 @@ def test_unknown_names_placeholders_and_functions(tmp_path: Path) -> None:
     "__import__('os').system('true')",
     "slots.__class__",
     "lambda: slots",
-    "[s for s in slots]",
+    "[s for s in slots if]",
     "(" * 60 + "slots" + ")" * 60,
     "2 ** 10 ** 10",
     "slots > 1; import os",

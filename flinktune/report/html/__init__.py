@@ -16,10 +16,13 @@ from typing import TYPE_CHECKING, Any
 from flinktune.errors import UsageError
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     import jinja2
 
     from flinktune.advise.engine import Recommendation
     from flinktune.analysis.job import AnalysisResult
+    from flinktune.findings import Finding
 
 
 def _px(value: float) -> str:
@@ -75,10 +78,12 @@ def render_recommend_html(
     new_text: str,
     analysis: AnalysisResult | None = None,
     tool_version: str = "",
+    lint_errors: Sequence[Finding] = (),
 ) -> str:
     from flinktune.report.html.analysis_view import analysis_view
     from flinktune.report.html.recommend_view import recommend_view
 
-    view = recommend_view(recs, path=path, original_text=original_text, new_text=new_text)
+    view = recommend_view(recs, path=path, original_text=original_text, new_text=new_text,
+                          lint_errors=lint_errors)
     a = analysis_view(analysis, tool_version) if analysis is not None else None
     return _page("recommend.html.j2", r=view, a=a, title=path, version=tool_version)

@@ -16,6 +16,7 @@ from flinktune.change import Applicability
 from flinktune.config.catalog import load_catalog
 from flinktune.config.reader import read_config_text
 from flinktune.errors import FlinktuneError
+from flinktune.findings import Finding
 from flinktune.model import buffers as mb
 from flinktune.model import credit, inflight, timeout
 from flinktune.report.diff import unified_diff
@@ -510,7 +511,8 @@ def one_view(rec: Recommendation, index: int) -> dict[str, Any]:
 
 
 def recommend_view(
-    recs: Sequence[Recommendation], *, path: str, original_text: str, new_text: str
+    recs: Sequence[Recommendation], *, path: str, original_text: str, new_text: str,
+    lint_errors: Sequence[Finding] = (),
 ) -> dict[str, Any]:
     patch = unified_diff(original_text, new_text, path)
     n_changes = sum(len(r.changes) for r in recs)
@@ -526,4 +528,7 @@ def recommend_view(
         "recs": [one_view(r, i) for i, r in enumerate(recs)],
         "diff": _diff_lines(patch),
         "has_diff": bool(patch),
+        # what lint still reports as errors in the recommended file (these changes do not fix them)
+        "lint_errors": [{"where": str(f.location), "code": f.code, "name": f.name, "message": f.message}
+                        for f in lint_errors],
     }
