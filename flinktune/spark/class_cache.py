@@ -332,13 +332,14 @@ def _builder_main(directory: str, key: str, jvm_pid: str, parent_pid: str) -> in
     cache = ClassCache(Path(directory), key)
     # Ended from outside (logout, shutdown, kill): unwind through the finally blocks so no
     # half-written archive, class list or lock is left (subprocess.run kills `java -Xshare:dump`).
-    # SIGTERM last: a caught SIGTERM tells an observer (the tests) that all three are handled.
-    for signum in (signal.SIGINT, signal.SIGHUP, signal.SIGTERM):
-        signal.signal(signum, _raise_ended)
-    with contextlib.suppress(OSError):
-        os.nice(19)
     built = False
     try:
+        # SIGTERM last: a caught SIGTERM tells an observer (the tests) that all three are handled.
+        # Inside the try: a signal from here on unwinds through the cleanup below.
+        for signum in (signal.SIGINT, signal.SIGHUP, signal.SIGTERM):
+            signal.signal(signum, _raise_ended)
+        with contextlib.suppress(OSError):
+            os.nice(19)
         _wait_for_exit(int(parent_pid), 600)
         _wait_for_exit(int(jvm_pid), 120)
         lines = (cache.directory / f"spark-{key}.args").read_text().splitlines()
