@@ -3,9 +3,10 @@ oracle for the closed form (flinktune.model.layout, flinktune.model.batch): ever
 partitions, summed per TaskManager, per pipelined region's moment for batch jobs; requests replayed one
 by one. Quadratic at scale, exact by construction: only small layouts are checked against it.
 
-The gate and partition formulas (``input_gate_buffers``, ``result_partition_buffers``) and the region
-split (``pipelined_regions``, ``_strictly_ordered``) are flinktune's: the closed form does not change
-them, only how many times and for which subtasks they are evaluated.
+The gate and partition formulas (``input_gate_buffers``, ``result_partition_buffers``), the pointwise
+ranges (``pointwise_consumer_range``, ``pointwise_subpartitions``) and the region split
+(``pipelined_regions``, ``_strictly_ordered``) are flinktune's: the closed form does not change them,
+only how many times and for which subtasks they are evaluated.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from typing import Any
 from flinktune.errors import ModelInputError
 from flinktune.model import batch as mbatch
 from flinktune.model import buffers as mb
+from flinktune.model.layout import pointwise_consumer_range, pointwise_subpartitions
 
 
 @dataclass(frozen=True)
@@ -28,45 +30,19 @@ class OracleTaskManager:
     requests: tuple[mb.Request, ...]
 
 
-@dataclass(frozen=True)
-class OracleSubtask:
-    vertex_id: str
-    subtask: int
-    taskmanager: Any
-    gates: tuple[mb.GateBuffers, ...]
-    partitions: tuple[mb.PartitionBuffers, ...]
-
-    @property
-    def required(self) -> int:
-        return sum(g.required for g in self.gates) + sum(p.required for p in self.partitions)
-
-    @property
-    def target(self) -> int:
-        return sum(g.target for g in self.gates) + sum(p.announced for p in self.partitions)
-
-    def requests(self) -> list[mb.Request]:
-        out = [mb.Request(f"{self.vertex_id}[{self.subtask}] result partition", p.required)
-               for p in self.partitions]
-        for index, gate in enumerate(self.gates):
-            out.append(mb.Request(f"{self.vertex_id}[{self.subtask}] input gate {index} floating pool",
-                                  gate.floating_min, 1, 1 + 2 * index))
-            if gate.exclusive_per_channel and gate.remote_channels:
-                what = f"{self.vertex_id}[{self.subtask}] input gate {index} exclusive buffers"
-                out.append(mb.Request(what, gate.exclusive_per_channel, gate.remote_channels, 2 + 2 * index))
-        return out
+OracleSubtask = mb.SubtaskBuffers     # one subtask (count 1): its gates, partitions and totals
 
 
-def _consumer_range(i: int, p_up: int, p_down: int) -> tuple[int, int]:
-    if p_up >= p_down:
-        return (i * p_up) // p_down, ((i + 1) * p_up) // p_down
-    j = ((i + 1) * p_up - 1) // p_down
-    return j, j + 1
-
-
-def _subpartitions(j: int, p_up: int, p_down: int) -> int:
-    if p_up >= p_down:
-        return 1
-    return ((j + 1) * p_down) // p_up - (j * p_down) // p_up
+def _requests(sb: OracleSubtask) -> list[mb.Request]:
+    """One subtask's requests, one by one, named as Flink's set-up makes them."""
+    out = [mb.Request(f"{sb.vertex_id}[{sb.subtask}] result partition", p.required) for p in sb.partitions]
+    for index, gate in enumerate(sb.gates):
+        out.append(mb.Request(f"{sb.vertex_id}[{sb.subtask}] input gate {index} floating pool",
+                              gate.floating_min, 1, 1 + 2 * index))
+        if gate.exclusive_per_channel and gate.remote_channels:
+            what = f"{sb.vertex_id}[{sb.subtask}] input gate {index} exclusive buffers"
+            out.append(mb.Request(what, gate.exclusive_per_channel, gate.remote_channels, 2 + 2 * index))
+    return out
 
 
 def _overlap(a: int, b: int, lo: int, hi: int) -> int:
@@ -93,7 +69,7 @@ def subtasks(graph: mb.JobGraph, settings: mb.BufferSettings, slots: int, *, all
             gates = []
             for edge in (e for e in graph.edges if e.target == vertex.id):
                 p_up = graph.vertex(edge.source).parallelism
-                a, b = (0, p_up) if edge.all_to_all else _consumer_range(i, p_up, vertex.parallelism)
+                a, b = (0, p_up) if edge.all_to_all else pointwise_consumer_range(i, p_up, vertex.parallelism)
                 channels = b - a
                 if all_remote:
                     local = 0
@@ -106,7 +82,7 @@ def subtasks(graph: mb.JobGraph, settings: mb.BufferSettings, slots: int, *, all
             partitions = []
             for edge in (e for e in graph.edges if e.source == vertex.id):
                 p_down = graph.vertex(edge.target).parallelism
-                sub = p_down if edge.all_to_all else _subpartitions(i, vertex.parallelism, p_down)
+                sub = p_down if edge.all_to_all else pointwise_subpartitions(i, vertex.parallelism, p_down)
                 partitions.append(mb.result_partition_buffers(settings, sub, edge.partition_type))
             result.append(OracleSubtask(vertex.id, i, tm, tuple(gates), tuple(partitions)))
     return result
@@ -121,7 +97,7 @@ def taskmanagers(graph: mb.JobGraph, settings: mb.BufferSettings, slots: int, *,
     out = []
     for tm, subs in sorted(per_tm.items(), key=lambda item: (isinstance(item[0], str), item[0])):
         subs.sort(key=lambda s: (s.subtask, order[s.vertex_id]))
-        requests = tuple(r for s in subs for r in s.requests())
+        requests = tuple(r for s in subs for r in _requests(s))
         out.append(OracleTaskManager(tm, sum(s.required for s in subs), sum(s.target for s in subs),
                                      len(subs), requests))
     return out
@@ -191,7 +167,7 @@ def batch(graph: mb.JobGraph, settings: mb.BufferSettings, slots: int, *, taskma
             chosen = sorted(groups.values(), key=lambda g: -sum(s.required for s in g))[:slots]
             flat = [s for group in chosen for s in group]
             flat.sort(key=lambda s: (s.subtask, order[s.vertex_id]))
-            requests = tuple(req for s in flat for req in s.requests())
+            requests = tuple(req for s in flat for req in _requests(s))
             demands.append(OracleTaskManager(tm, sum(s.required for s in flat), sum(s.target for s in flat),
                                              len(flat), requests))
         top = busiest(demands)

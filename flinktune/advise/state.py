@@ -25,6 +25,7 @@ from flinktune.config.types import ConfigDocument, ConfigEntry, ConfigFormat, Co
 from flinktune.errors import FlinktuneError, ModelInputError
 from flinktune.model import buffers as mb
 from flinktune.model.batch import BatchDemand, batch_taskmanager_buffers, stage_bound
+from flinktune.model.layout import busiest_taskmanager_buffers
 from flinktune.model.memory import TaskManagerMemory, derive_taskmanager_memory, taskmanager_memory_options
 from flinktune.model.timeout_mode import BufferTimeoutMode, buffer_timeout_mode
 from flinktune.versions import FlinkVersion
@@ -257,8 +258,7 @@ class ConfigState:
         settings = self.settings
         job = self.job
         if job.graph is not None:
-            return mb.busiest_taskmanager(mb.taskmanager_buffers(job.graph, settings, job.slots,
-                                                                 placement=job.placement))
+            return busiest_taskmanager_buffers(job.graph, settings, job.slots, placement=job.placement)
         types = ([mb.PartitionType.PIPELINED_BOUNDED] if job.workload == "streaming"
                  # A batch job's exchanges are blocking by default; the pipelined case also covers
                  # execution.batch-shuffle-mode ALL_EXCHANGES_PIPELINED and what `lint` checks.

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from flinktune.errors import FlinktuneError, ModelInputError
 from flinktune.model import buffers as mb
+from flinktune.model.layout import busiest_taskmanager_buffers
 from flinktune.model.memory import (
     TaskManagerMemory,
     derive_taskmanager_memory,
@@ -309,11 +310,10 @@ def buffer_demand(situation: Situation, settings: mb.BufferSettings, exchanges: 
         placement = situation.placement
         if placement is not None:
             try:
-                return mb.busiest_taskmanager(mb.taskmanager_buffers(graph, settings, slots,
-                                                                     placement=placement))
+                return busiest_taskmanager_buffers(graph, settings, slots, placement=placement)
             except ModelInputError:
                 pass   # a placement from another run: the default placement stands in (stated)
-        return mb.busiest_taskmanager(mb.taskmanager_buffers(graph, settings, slots))
+        return busiest_taskmanager_buffers(graph, settings, slots)
     n = situation.exchanges.value if exchanges is None else exchanges
     cases = [mb.worst_case_taskmanager_buffers(situation.parallelism.value, slots, settings, exchanges=n,
                                                partition_type=t) for t in _partition_types(situation)]

@@ -22,6 +22,7 @@ from layout_oracle import worst_case as oracle_worst_case
 from flinktune.errors import ModelInputError
 from flinktune.model import batch as mbatch
 from flinktune.model import buffers as mb
+from flinktune.model import layout
 from flinktune.versions import FlinkVersion
 
 VERSIONS = [FlinkVersion(1, m) for m in range(13, 21)] + [FlinkVersion(2, 0), FlinkVersion(2, 3)]
@@ -73,12 +74,8 @@ def placements(draw: st.DrawFn, graph: mb.JobGraph) -> dict[tuple[str, int], Any
     return {(v.id, k): draw(st.sampled_from(ids)) for v in graph.vertices for k in range(v.parallelism)}
 
 
-def _requests(d: Any) -> tuple[mb.Request, ...]:
-    return tuple(d.requests)
-
-
-def _tm(d: Any) -> tuple[Any, ...]:
-    return (d.taskmanager, d.required, d.target, d.subtasks, _requests(d))
+def _tm(d: mb.TaskManagerBuffers) -> tuple[Any, ...]:
+    return (d.taskmanager, d.required, d.target, d.subtasks, d.each_request())
 
 
 def _oracle_tm(d: OracleTaskManager) -> tuple[Any, ...]:
@@ -105,12 +102,14 @@ def test_taskmanagers_equal_the_per_subtask_computation(graph: mb.JobGraph, s: m
                                                         all_remote: bool, placed: bool,
                                                         data: st.DataObject) -> None:
     placement = data.draw(placements(graph)) if placed else None
-    new = mb.taskmanager_buffers(graph, s, slots, all_remote=all_remote, placement=placement)
+    new = layout.taskmanager_buffers(graph, s, slots, all_remote=all_remote, placement=placement)
     old = oracle_taskmanagers(graph, s, slots, all_remote=all_remote, placement=placement)
     assert [_tm(d) for d in new] == [_oracle_tm(d) for d in old]
     top, old_top = mb.busiest_taskmanager(new), oracle_busiest(old)
     assert _tm(top) == _oracle_tm(old_top)
-    _same_fits(top, old_top, data)
+    busiest = layout.busiest_taskmanager_buffers(graph, s, slots, all_remote=all_remote, placement=placement)
+    assert _tm(busiest) == _oracle_tm(old_top)
+    _same_fits(busiest, old_top, data)
 
 
 @PROPERTY
@@ -162,7 +161,7 @@ def test_stage_bound_equals_the_per_subtask_computation(p: int, slots: int, task
 def test_a_placement_missing_a_subtask_is_refused_as_before() -> None:
     graph = mb.JobGraph((mb.Vertex("a", 2),))
     try:
-        mb.taskmanager_buffers(graph, mb.buffer_settings(), 1, placement={("a", 0): "tm"})
+        layout.taskmanager_buffers(graph, mb.buffer_settings(), 1, placement={("a", 0): "tm"})
     except ModelInputError as error:
         assert "subtask 1 of vertex 'a'" in error.message
     else:
