@@ -21,7 +21,6 @@ from typing import TYPE_CHECKING, Any
 
 from flinktune.errors import FlinktuneError, ModelInputError
 from flinktune.model import buffers as mb
-from flinktune.model.layout import busiest_taskmanager_buffers
 from flinktune.model.memory import (
     TaskManagerMemory,
     derive_taskmanager_memory,
@@ -33,8 +32,8 @@ from flinktune.versions import FlinkVersion
 
 if TYPE_CHECKING:
     from flinktune.model.batch import AssumedParallelism, BatchDemand
-# model.batch is imported where a plan or a batch workload needs it: lint's start-up on a streaming
-# file does not pay for it.
+# model.batch and model.layout are imported where a plan or a batch workload needs them: lint's
+# start-up on a streaming file does not pay for them.
 
 # Fixes are sized with this margin above Flink's exact requirement (never exactly 100%).
 DEFAULT_HEADROOM = 0.25
@@ -306,6 +305,8 @@ def buffer_demand(situation: Situation, settings: mb.BufferSettings, exchanges: 
         return batch.busiest
     slots = situation.slots.value
     if situation.plan is not None:
+        from flinktune.model.layout import busiest_taskmanager_buffers
+
         graph = plan_graph(situation)[0]  # type: ignore[index]
         placement = situation.placement
         if placement is not None:
