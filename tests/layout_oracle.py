@@ -12,9 +12,10 @@ only how many times and for which subtasks they are evaluated.
 from __future__ import annotations
 
 from bisect import bisect_left
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
+from flinktune.config.record import replace
 from flinktune.errors import ModelInputError
 from flinktune.model import batch as mbatch
 from flinktune.model import buffers as mb

@@ -33,9 +33,10 @@ No numpy here (the lint path imports it).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
+from flinktune.config.record import replace
 from flinktune.errors import ModelInputError
 from flinktune.model import buffers as mb
 from flinktune.model import layout

@@ -19,10 +19,10 @@ No numpy here: the lint path and the rules engine import this module.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from enum import StrEnum
 
+from flinktune.config.record import Record, replace, store
 from flinktune.errors import ModelInputError
 from flinktune.versions import DEFAULT_VERSION, FlinkVersion
 
@@ -93,10 +93,12 @@ def _positive_int(name: str, value: object, *, allow_zero: bool = False) -> int:
 # Settings per version
 # ---------------------------------------------------------------------------------------------
 
-@dataclass(frozen=True)
-class BufferSettings:
+class BufferSettings(Record):
     """The buffer options in force for one Flink version (defaults filled in, 2.x fixed values)."""
 
+    __slots__ = _fields = ("version", "buffers_per_channel", "floating_per_gate", "max_buffers_per_channel",
+                           "max_overdraft_per_gate", "required_per_gate_max", "sort_shuffle_min_parallelism",
+                           "sort_shuffle_min_buffers", "hybrid_new_mode")
     version: FlinkVersion
     buffers_per_channel: int
     floating_per_gate: int
@@ -106,6 +108,14 @@ class BufferSettings:
     sort_shuffle_min_parallelism: int
     sort_shuffle_min_buffers: int
     hybrid_new_mode: bool                # tiered-storage hybrid shuffle (1.18+ default)
+
+    def __init__(self, version: FlinkVersion, buffers_per_channel: int, floating_per_gate: int,
+                 max_buffers_per_channel: int, max_overdraft_per_gate: int, required_per_gate_max: int | None,
+                 sort_shuffle_min_parallelism: int, sort_shuffle_min_buffers: int,
+                 hybrid_new_mode: bool) -> None:
+        store(self, (version, buffers_per_channel, floating_per_gate, max_buffers_per_channel,
+                     max_overdraft_per_gate, required_per_gate_max, sort_shuffle_min_parallelism,
+                     sort_shuffle_min_buffers, hybrid_new_mode))
 
     @property
     def tunable(self) -> bool:
@@ -199,15 +209,20 @@ def pool_bound(channels: int, buffers_per_channel: int, floating_per_gate: int) 
 # One input gate, one result partition
 # ---------------------------------------------------------------------------------------------
 
-@dataclass(frozen=True)
-class GateBuffers:
+class GateBuffers(Record):
     """Buffers of one input gate (consumer side of one edge, one subtask)."""
 
+    __slots__ = _fields = ("channels", "remote_channels", "exclusive_per_channel", "floating_min",
+                           "floating_max")
     channels: int
     remote_channels: int
     exclusive_per_channel: int   # requested from the global pool by each remote channel
     floating_min: int            # the gate's floating LocalBufferPool: required part
     floating_max: int            # ... and its maximum size
+
+    def __init__(self, channels: int, remote_channels: int, exclusive_per_channel: int, floating_min: int,
+                 floating_max: int) -> None:
+        store(self, (channels, remote_channels, exclusive_per_channel, floating_min, floating_max))
 
     @property
     def exclusive(self) -> int:
@@ -256,16 +271,21 @@ def input_gate_buffers(settings: BufferSettings, channels: int, remote_channels:
     return GateBuffers(channels, remote, exclusive, floating_min, floating_max)
 
 
-@dataclass(frozen=True)
-class PartitionBuffers:
+class PartitionBuffers(Record):
     """Buffers of one result partition (producer side of one edge, one subtask)."""
 
+    __slots__ = _fields = ("subpartitions", "kind", "required", "maximum", "max_per_subpartition",
+                           "overdraft_max")
     subpartitions: int
     kind: str                    # pipelined | hash-blocking | sort-blocking | hybrid
     required: int                # LocalBufferPool minimum
     maximum: int | None          # LocalBufferPool maximum; None = unbounded
     max_per_subpartition: int | None
     overdraft_max: int           # optional extra buffers while back-pressured (pipelined, 1.16+)
+
+    def __init__(self, subpartitions: int, kind: str, required: int, maximum: int | None,
+                 max_per_subpartition: int | None, overdraft_max: int) -> None:
+        store(self, (subpartitions, kind, required, maximum, max_per_subpartition, overdraft_max))
 
     @property
     def announced(self) -> int:
@@ -308,51 +328,51 @@ def result_partition_buffers(settings: BufferSettings, subpartitions: int,
 # Job graphs and TaskManager totals
 # ---------------------------------------------------------------------------------------------
 
-@dataclass(frozen=True)
-class Vertex:
+class Vertex(Record):
     """A job vertex: its id and parallelism."""
 
+    __slots__ = _fields = ("id", "parallelism")
     id: str
     parallelism: int
 
-    def __post_init__(self) -> None:
-        if not self.id:
+    def __init__(self, id: str, parallelism: int) -> None:
+        if not id:
             raise ModelInputError("a vertex needs a non-empty id")
-        _positive_int(f"parallelism of vertex '{self.id}'", self.parallelism)
+        _positive_int(f"parallelism of vertex '{id}'", parallelism)
+        store(self, (id, parallelism))
 
 
-@dataclass(frozen=True)
-class Edge:
+class Edge(Record):
     """A data exchange between two vertices."""
 
+    __slots__ = _fields = ("source", "target", "ship_strategy", "partition_type")
     source: str
     target: str
-    ship_strategy: str = "HASH"
-    partition_type: PartitionType = PartitionType.PIPELINED_BOUNDED
+    ship_strategy: str
+    partition_type: PartitionType
 
-    def __post_init__(self) -> None:
-        strategy = self.ship_strategy.strip().upper()
+    def __init__(self, source: str, target: str, ship_strategy: str = "HASH",
+                 partition_type: PartitionType | str = PartitionType.PIPELINED_BOUNDED) -> None:
+        strategy = ship_strategy.strip().upper()
         if strategy not in ALL_TO_ALL | POINTWISE:
-            raise ModelInputError(f"ship strategy '{self.ship_strategy}' of edge {self.source} -> "
-                                  f"{self.target} is not one of {', '.join(sorted(ALL_TO_ALL | POINTWISE))}")
-        object.__setattr__(self, "ship_strategy", strategy)
-        object.__setattr__(self, "partition_type", parse_partition_type(self.partition_type))
+            raise ModelInputError(f"ship strategy '{ship_strategy}' of edge {source} -> "
+                                  f"{target} is not one of {', '.join(sorted(ALL_TO_ALL | POINTWISE))}")
+        store(self, (source, target, strategy, parse_partition_type(partition_type)))
 
     @property
     def all_to_all(self) -> bool:
         return self.ship_strategy in ALL_TO_ALL
 
 
-@dataclass(frozen=True)
-class JobGraph:
+class JobGraph(Record):
     """The vertices and exchanges that decide how many network buffers a job needs."""
 
+    __slots__ = _fields = ("vertices", "edges")
     vertices: tuple[Vertex, ...]
-    edges: tuple[Edge, ...] = ()
+    edges: tuple[Edge, ...]
 
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "vertices", tuple(self.vertices))
-        object.__setattr__(self, "edges", tuple(self.edges))
+    def __init__(self, vertices: Iterable[Vertex], edges: Iterable[Edge] = ()) -> None:
+        store(self, (tuple(vertices), tuple(edges)))
         if not self.vertices:
             raise ModelInputError("a job graph needs at least one vertex")
         ids = [v.id for v in self.vertices]
@@ -416,29 +436,36 @@ TaskManagerId = int | str
 Placement = Mapping[tuple[str, int], TaskManagerId]
 
 
-@dataclass(frozen=True)
-class Request:
+class Request(Record):
     """``count`` requests of ``size`` buffers each. ``phase`` is the step of a task's set-up that makes
     it (0: result partitions, then per input gate ``1 + 2i`` its floating pool and ``2 + 2i`` its
     exclusive buffers): the tasks of a stage deploy at once and run their set-up side by side, so the
     pool meets their requests phase by phase (``fits``)."""
 
+    __slots__ = _fields = ("what", "size", "count", "phase")
     what: str
     size: int
-    count: int = 1
-    phase: int = 0
+    count: int
+    phase: int
+
+    def __init__(self, what: str, size: int, count: int = 1, phase: int = 0) -> None:
+        store(self, (what, size, count, phase))
 
 
-@dataclass(frozen=True)
-class RequestRun:
+class RequestRun(Record):
     """The requests of ``repeat`` consecutive subtask (or slot) indices ``first, first + 1, ...``, each
     making ``pattern`` in that order: identical subtasks counted once. Request ``n`` of index ``k`` is
     named ``names[n][0] + str(k) + names[n][1]`` (its ``what`` is not used)."""
 
+    __slots__ = _fields = ("first", "repeat", "pattern", "names")
     first: int
     repeat: int
     pattern: tuple[Request, ...]
     names: tuple[tuple[str, str], ...]
+
+    def __init__(self, first: int, repeat: int, pattern: tuple[Request, ...],
+                 names: tuple[tuple[str, str], ...]) -> None:
+        store(self, (first, repeat, pattern, names))
 
     def name(self, n: int, index: int) -> str:
         before, after = self.names[n]
@@ -450,18 +477,23 @@ class RequestRun:
                 yield replace(request, what=self.name(n, index))
 
 
-@dataclass(frozen=True)
-class SubtaskBuffers:
+class SubtaskBuffers(Record):
     """The input gates and result partitions of ``count`` identical subtasks of one vertex, indices
     ``subtask .. subtask + count - 1``, and the TaskManager they run in. ``required`` and ``target``
     are one subtask's."""
 
+    __slots__ = _fields = ("vertex_id", "subtask", "taskmanager", "gates", "partitions", "count")
     vertex_id: str
     subtask: int
     taskmanager: TaskManagerId   # k // slots by default, else the placement's id
     gates: tuple[GateBuffers, ...]
     partitions: tuple[PartitionBuffers, ...]
-    count: int = 1
+    count: int
+
+    def __init__(self, vertex_id: str, subtask: int, taskmanager: TaskManagerId,
+                 gates: tuple[GateBuffers, ...], partitions: tuple[PartitionBuffers, ...],
+                 count: int = 1) -> None:
+        store(self, (vertex_id, subtask, taskmanager, gates, partitions, count))
 
     @property
     def required(self) -> int:
@@ -493,17 +525,21 @@ class SubtaskBuffers:
         return list(RequestRun(self.subtask, self.count, pattern, names).each())
 
 
-@dataclass(frozen=True)
-class TaskManagerBuffers:
+class TaskManagerBuffers(Record):
     """The buffer demand of one TaskManager (all subtasks placed on it). ``requests`` are single
     requests or runs of identical subtasks' (``RequestRun``), in the order the subtasks set up."""
 
+    __slots__ = _fields = ("taskmanager", "required", "target", "subtasks", "requests", "assumption")
     taskmanager: TaskManagerId
     required: int
     target: int
     subtasks: int
-    requests: tuple[Request | RequestRun, ...] = field(repr=False, default=())
-    assumption: str = ""
+    requests: tuple[Request | RequestRun, ...]
+    assumption: str
+
+    def __init__(self, taskmanager: TaskManagerId, required: int, target: int, subtasks: int,
+                 requests: tuple[Request | RequestRun, ...] = (), assumption: str = "") -> None:
+        store(self, (taskmanager, required, target, subtasks, requests, assumption))
 
     def each_request(self) -> tuple[Request, ...]:
         """Every request one by one (runs expanded): as many as the TaskManager's subtasks make."""
@@ -621,10 +657,11 @@ def worst_case_taskmanager_buffers(parallelism: int, slots: int, settings: Buffe
 # Does it fit?
 # ---------------------------------------------------------------------------------------------
 
-@dataclass(frozen=True)
-class NetworkFit:
+class NetworkFit(Record):
     """Whether a TaskManager's network buffers cover what its subtasks request."""
 
+    __slots__ = _fields = ("fits", "required", "target", "total_buffers", "segment_bytes", "failing_request",
+                           "available_at_failure", "failing_what", "message", "racing")
     fits: bool
     required: int               # buffers the TaskManager must hand out at start-up
     target: int                 # buffers its pools grow to
@@ -637,7 +674,13 @@ class NetworkFit:
     # Other request sizes in the failing demand. Its tasks set up side by side, so which request Flink
     # meets first without room is a race: it may name one of these instead (with fewer available than
     # the size). Empty: every request has one size and Flink's numbers are exactly these.
-    racing: tuple[int, ...] = ()
+    racing: tuple[int, ...]
+
+    def __init__(self, fits: bool, required: int, target: int, total_buffers: int, segment_bytes: int,
+                 failing_request: int | None, available_at_failure: int | None, failing_what: str | None,
+                 message: str | None, racing: tuple[int, ...] = ()) -> None:
+        store(self, (fits, required, target, total_buffers, segment_bytes, failing_request,
+                     available_at_failure, failing_what, message, racing))
 
     @property
     def racing_text(self) -> str:

@@ -25,9 +25,10 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from itertools import pairwise
 
+from flinktune.config.record import replace
 from flinktune.errors import ModelInputError
 from flinktune.model.buffers import (
     BufferSettings,
