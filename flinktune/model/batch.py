@@ -33,10 +33,9 @@ No numpy here (the lint path imports it).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
-from flinktune.config.record import replace
+from flinktune.config.record import Record, replace, store
 from flinktune.errors import ModelInputError
 from flinktune.model import buffers as mb
 from flinktune.model import layout
@@ -47,13 +46,16 @@ ADAPTIVE_MAX_DEFAULT = 128       # BatchExecutionOptions.ADAPTIVE_AUTO_PARALLELI
 UNDECIDED = -1                   # ExecutionConfig.PARALLELISM_DEFAULT in the REST plan
 
 
-@dataclass(frozen=True)
-class AssumedParallelism:
+class AssumedParallelism(Record):
     """Vertices of a plan whose parallelism the adaptive batch scheduler had not decided yet."""
 
+    __slots__ = _fields = ("parallelism", "source", "vertices")
     parallelism: int
     source: str                  # where the bound comes from, in words
     vertices: tuple[str, ...]
+
+    def __init__(self, parallelism: int, source: str, vertices: tuple[str, ...]) -> None:
+        store(self, (parallelism, source, vertices))
 
     def describe(self) -> str:
         names = ", ".join(self.vertices)
@@ -156,16 +158,21 @@ def _strictly_ordered(graph: mb.JobGraph, regions: tuple[frozenset[str], ...]) -
     return ordered
 
 
-@dataclass(frozen=True)
-class BatchDemand:
+class BatchDemand(Record):
     """The busiest moment of a batch job: one region with the regions that may run beside it."""
 
+    __slots__ = _fields = ("busiest", "stage", "regions", "per_stage_required", "summed_required", "stages")
     busiest: mb.TaskManagerBuffers
     stage: tuple[str, ...]                     # vertex ids holding buffers at that moment
     regions: int
     per_stage_required: tuple[int, ...]        # busiest TaskManager's demand, per region's moment
     summed_required: int                       # what summing every stage would give (for comparison)
-    stages: tuple[mb.TaskManagerBuffers, ...] = ()   # each moment's busiest TaskManager, in run order
+    stages: tuple[mb.TaskManagerBuffers, ...]  # each moment's busiest TaskManager, in run order
+
+    def __init__(self, busiest: mb.TaskManagerBuffers, stage: tuple[str, ...], regions: int,
+                 per_stage_required: tuple[int, ...], summed_required: int,
+                 stages: tuple[mb.TaskManagerBuffers, ...] = ()) -> None:
+        store(self, (busiest, stage, regions, per_stage_required, summed_required, stages))
 
     def fit(self, total_buffers: int, segment_bytes: int) -> mb.NetworkFit:
         """Flink's verdict: the first stage (in run order) that does not fit fails the job with its
@@ -296,14 +303,18 @@ def read_below_segment_message(segment_bytes: int) -> str:
 READ_OOM_PREFIX = "Can't allocate enough direct buffer for batch shuffle read buffer pool"
 
 
-@dataclass(frozen=True)
-class ReadMemoryVerdict:
+class ReadMemoryVerdict(Record):
     """Does ``batch-shuffle.size`` fit where Flink allocates it?"""
 
+    __slots__ = _fields = ("read_bytes", "framework_off_heap_bytes", "task_off_heap_bytes", "segment_bytes")
     read_bytes: int
     framework_off_heap_bytes: int
     task_off_heap_bytes: int
     segment_bytes: int
+
+    def __init__(self, read_bytes: int, framework_off_heap_bytes: int, task_off_heap_bytes: int,
+                 segment_bytes: int) -> None:
+        store(self, (read_bytes, framework_off_heap_bytes, task_off_heap_bytes, segment_bytes))
 
     @property
     def below_segment(self) -> bool:

@@ -25,10 +25,9 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
 from itertools import pairwise
 
-from flinktune.config.record import replace
+from flinktune.config.record import Record, replace, store
 from flinktune.errors import ModelInputError
 from flinktune.model.buffers import (
     BufferSettings,
@@ -69,15 +68,18 @@ def _overlap(a: int, b: int, lo: int, hi: int) -> int:
     return max(0, min(b, hi) - max(a, lo))
 
 
-@dataclass(frozen=True)
-class TaskManagerClass:
+class TaskManagerClass(Record):
     """``count`` TaskManagers that hold the same: ``taskmanager`` is the first of them, ``subtasks`` its
     subtasks in runs of identical ones (graph order, then index). Under the default placement the
     others are the next ``count - 1`` TaskManagers, their subtask indices ``S`` further each."""
 
+    __slots__ = _fields = ("taskmanager", "count", "subtasks")
     taskmanager: TaskManagerId
     count: int
     subtasks: tuple[SubtaskBuffers, ...]
+
+    def __init__(self, taskmanager: TaskManagerId, count: int, subtasks: tuple[SubtaskBuffers, ...]) -> None:
+        store(self, (taskmanager, count, subtasks))
 
 
 class _Graph:
@@ -87,7 +89,6 @@ class _Graph:
         self.graph = graph
         self.settings = settings
         self.parallelism = {v.id: v.parallelism for v in graph.vertices}
-        self.order = {v.id: n for n, v in enumerate(graph.vertices)}
         self.inputs: dict[str, list[Edge]] = {v.id: [] for v in graph.vertices}
         self.outputs: dict[str, list[Edge]] = {v.id: [] for v in graph.vertices}
         for edge in graph.edges:
@@ -191,6 +192,7 @@ def _default_classes(g: _Graph, slots: int, all_remote: bool, guaranteed: int | 
         classes.append((t, 1))
         if end - t > 1:
             classes.append((t + 1, end - t - 1))
+
     def subtask(vid: str, i: int, count: int = 1) -> SubtaskBuffers:
         gates = _default_gates(g, vid, i, slots, all_remote, guaranteed)
         return SubtaskBuffers(vid, i, i // slots, gates, g.partitions(vid, i), count)
