@@ -109,7 +109,18 @@ class MemoryConfigError(ModelInputError):
     """A memory configuration Flink refuses at start-up; the message is Flink's own text."""
 
 
-class TaskManagerMemoryOptions(Record):
+class _MemoryOptions(Record):
+    """Memory options a configuration sets explicitly, by position or by name (None: not set), each
+    checked as ``_check_field`` says; ``_keys`` maps each field to its config keys."""
+
+    __slots__ = ()
+    _keys: Mapping[str, tuple[str, ...]] = {}
+
+    def __init__(self, *values: int | float | None, **given: int | float | None) -> None:
+        _init_options(self, values, given, self._keys)
+
+
+class TaskManagerMemoryOptions(_MemoryOptions):
     """The TaskManager memory options a configuration sets explicitly (None = not set).
 
     Sizes in bytes, fractions as written (the derivation applies Java's float rounding).
@@ -133,9 +144,7 @@ class TaskManagerMemoryOptions(Record):
     jvm_overhead_max_bytes: int | None
     segment_bytes: int | None
     legacy_number_of_buffers: int | None
-
-    def __init__(self, *values: int | float | None, **given: int | float | None) -> None:
-        _init_options(self, values, given, TM_KEYS)
+    _keys = TM_KEYS
 
 
 class TaskManagerMemory(Record):
@@ -570,7 +579,7 @@ def _derive_tm(o: TaskManagerMemoryOptions, version: FlinkVersion, notes: list[s
 # JobManager (JobManagerFlinkMemoryUtils + ProcessMemoryUtils)
 # ---------------------------------------------------------------------------------------------
 
-class JobManagerMemoryOptions(Record):
+class JobManagerMemoryOptions(_MemoryOptions):
     """The JobManager memory options a config sets (None: not set)."""
 
     __slots__ = _fields = tuple(JM_KEYS)
@@ -582,9 +591,7 @@ class JobManagerMemoryOptions(Record):
     jvm_overhead_fraction: float | None
     jvm_overhead_min_bytes: int | None
     jvm_overhead_max_bytes: int | None
-
-    def __init__(self, *values: int | float | None, **given: int | float | None) -> None:
-        _init_options(self, values, given, JM_KEYS)
+    _keys = JM_KEYS
 
 
 class JobManagerMemory(Record):
