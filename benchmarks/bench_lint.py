@@ -19,7 +19,8 @@ Two installs are measured, each tool from the same environment:
 
 Both tools run as users run them: bytecode caches are written (the child environment drops
 PYTHONDONTWRITEBYTECODE, and one unmeasured warm-up run per tool writes them, as does pip for a
-wheel), and flinktune's validated-rules cache (~/.cache/flinktune) is warm after that run.
+wheel), and flinktune's caches (validated rules, a parsed project config) are warm after that run;
+they live in a folder of this run (FLINKTUNE_CACHE_DIR), which other installs do not share.
 
 Run:  .venv/bin/python benchmarks/bench_lint.py [--repeat 9] [--corpus DIR] [--installs editable,wheel]
       [--baseline REV]
@@ -219,6 +220,9 @@ def main() -> None:
     rows: list[dict[str, object]] = []
     with tempfile.TemporaryDirectory(prefix="bench-lint-") as scratch:
         work = Path(scratch)
+        # flinktune's caches of this run only: other installs on the machine (other checkouts, other
+        # versions) write their own entries to the shared cache and could evict these.
+        CHILD_ENV["FLINKTUNE_CACHE_DIR"] = str(work / "flinktune-cache")
         folders = _project_folders(work)
         for install in installs:
             baseline = None

@@ -127,6 +127,7 @@ def measure(tree: Path | None, parallelisms: list[int], repeat: int, timeout: fl
     rows = []
     with tempfile.TemporaryDirectory(prefix="bench-scale-") as scratch_name:
         scratch = Path(scratch_name)
+        env["FLINKTUNE_CACHE_DIR"] = str(scratch / "flinktune-cache")   # not shared with other installs
         cwd = scratch / "cwd"     # no project config here nor above
         cwd.mkdir()
         subprocess.run(_command("lint", BATCH_CONFIG, None), env=env, cwd=cwd, capture_output=True,
