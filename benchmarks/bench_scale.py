@@ -13,12 +13,14 @@ on such configs as whole processes (start-up and imports included, as a user or 
   of ``sample_data/healthy/plan.json``; every vertex's parallelism set to the measured one.
   ``model`` takes no plan: it runs with ``--config`` only.
 
-Time is the median wall time of ``--repeat`` runs (a case whose first run takes longer than
-``--slow`` seconds runs once; one that passes ``--timeout`` is recorded as "> timeout"); peak memory
-is the child's maximum resident set (``os.wait4``'s ru_maxrss). ``--tree DIR`` runs the package from
-another source tree (``PYTHONPATH``), e.g. ``git archive <fork point> | tar -x -C DIR`` for the
-baseline; ``--label`` names the run in benchmarks/results/scale.json, and scale.md shows every label's
-curve side by side (the first label is the baseline).
+Time is the median wall time of ``--repeat`` runs, and their median CPU time (user + system); a case
+whose first run takes longer than ``--slow`` seconds runs once, one that passes ``--timeout`` is
+recorded as "> timeout". Peak memory is the child's maximum resident set (``os.wait4``'s
+ru_maxrss). ``--tree DIR`` runs the package from another source tree (``PYTHONPATH``), e.g.
+``git archive <fork point> | tar -x -C DIR`` for the baseline; ``--label`` names the run in
+benchmarks/results/scale.json, and scale.md shows every label's curve side by side (the first label
+is the baseline). ``--merge`` keeps the cases of an earlier run of the same label that this run
+does not measure (e.g. a baseline's slow parallelism-100,000 cases, measured once).
 
 Run:  .venv/bin/python benchmarks/bench_scale.py --label after [--tree DIR] [--repeat 5]
       [--parallelism 100,1000,10000,100000] [--timeout 600] [--slow 20]
@@ -113,10 +115,11 @@ def _run_once(command: list[str], env: dict[str, str], cwd: Path, timeout: float
         err.seek(0)
         text = err.read()
     if child.returncode < 0:
-        return {"wall_s": None, "rss_mib": None, "exit": None}
+        return {"wall_s": None, "cpu_s": None, "rss_mib": None, "exit": None}
     if b"Traceback" in text:
         raise SystemExit(f"{' '.join(command)} crashed:\n{text.decode(errors='replace')[-3000:]}")
-    return {"wall_s": elapsed, "rss_mib": usage.ru_maxrss / 1024, "exit": child.returncode}
+    return {"wall_s": elapsed, "cpu_s": usage.ru_utime + usage.ru_stime, "rss_mib": usage.ru_maxrss / 1024,
+            "exit": child.returncode}
 
 
 def measure(tree: Path | None, parallelisms: list[int], repeat: int, timeout: float, slow: float
@@ -144,9 +147,11 @@ def measure(tree: Path | None, parallelisms: list[int], repeat: int, timeout: fl
                             if run["wall_s"] is None or (n == 0 and run["wall_s"] > slow):
                                 break
                         walls = [r["wall_s"] for r in runs if r["wall_s"] is not None]
+                        cpus = [r["cpu_s"] for r in runs if r["cpu_s"] is not None]
                         row = {
                             "parallelism": p, "shape": shape, "command": command, "plan": with_plan,
                             "runs": len(walls), "median_s": statistics.median(walls) if walls else None,
+                            "median_cpu_s": statistics.median(cpus) if cpus else None,
                             "min_s": min(walls) if walls else None, "max_s": max(walls) if walls else None,
                             "timeout_s": None if walls else timeout,
                             "peak_rss_mib": max((r["rss_mib"] for r in runs if r["rss_mib"]), default=None),
@@ -163,7 +168,8 @@ def _cell(row: dict[str, Any] | None) -> str:
     if row["median_s"] is None:
         return f"> {row['timeout_s']:.0f} s"
     runs = "" if row["runs"] > 1 else " (1 run)"
-    return f"{row['median_s']:.2f} s / {row['peak_rss_mib']:.0f} MiB{runs}"
+    cpu = f" (CPU {row['median_cpu_s']:.2f})" if row.get("median_cpu_s") is not None else ""
+    return f"{row['median_s']:.2f} s{cpu} / {row['peak_rss_mib']:.0f} MiB{runs}"
 
 
 def render(data: dict[str, Any]) -> str:
@@ -172,9 +178,11 @@ def render(data: dict[str, Any]) -> str:
         "# `lint`, `recommend`, `model` from parallelism 100 to 100,000 (issue 26)",
         "",
         "Written by `benchmarks/bench_scale.py` (its docstring has the inputs). Each cell: median wall",
-        "time of whole processes (start-up included) / peak RSS of the process; \"1 run\" where the first",
-        "run was slow and not repeated, \"> N s\" where it was stopped. Exit 1 from lint is its verdict",
-        "(a finding), not a failure.",
+        "time of whole processes (start-up included), with their median CPU time (user + system) where",
+        "recorded, / peak RSS of the process; \"1 run\" where the first run was slow and not repeated,",
+        "\"> N s\" where it was stopped. Exit 1 from lint is its verdict (a finding), not a failure. Other",
+        "developers share the machine's 2 cores: the load is noted per run, and the CPU time is the",
+        "figure that load changes least.",
         "",
     ]
     for label in labels:
@@ -208,6 +216,8 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--parallelism", default=",".join(str(p) for p in PARALLELISMS))
     parser.add_argument("--timeout", type=float, default=600.0)
+    parser.add_argument("--merge", action="store_true",
+                        help="keep the cases of an earlier run of this label that this run does not measure")
     parser.add_argument("--slow", type=float, default=20.0,
                         help="a first run slower than this is not repeated")
     args = parser.parse_args()
@@ -222,6 +232,12 @@ def main() -> None:
     }
     path = RESULTS / "scale.json"
     data = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {"runs": {}}
+    if args.merge and args.label in data["runs"]:
+        done = {(r["parallelism"], r["shape"], r["command"], r["plan"]) for r in rows}
+        kept = [r for r in data["runs"][args.label]["rows"]
+                if (r["parallelism"], r["shape"], r["command"], r["plan"]) not in done]
+        rows = sorted(kept + rows, key=lambda r: r["parallelism"])
+        meta["merged"] = f"cases not measured here kept from {data['runs'][args.label]['meta']['date_utc']}"
     data["runs"][args.label] = {"meta": meta, "rows": rows}
     RESULTS.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
