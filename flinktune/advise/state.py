@@ -292,8 +292,6 @@ class ConfigState:
 
     def snapshot(self) -> dict[str, float | None]:
         """The numbers a change is judged by (None where an input is unknown)."""
-        from flinktune.model import credit, inflight, timeout
-
         job = self.job
         out: dict[str, float | None] = {}
         try:
@@ -304,6 +302,9 @@ class ConfigState:
         p = job.parallelism
         credits = settings.buffers_per_channel + settings.floating_per_gate / p
         if job.workload == "streaming":
+            # The vectorised model (numpy): a batch job's numbers do not need it.
+            from flinktune.model import credit, inflight, timeout
+
             ceiling = float(credit.credit_ceiling_bytes_per_s(credits, seg, job.rtt_s))
             out["channel_ceiling_bytes_per_s"] = ceiling
             remote = job.remote_channels_per_taskmanager
