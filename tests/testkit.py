@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import difflib
-from typing import AnyStr
+from typing import Any, AnyStr
 
 # DESIGN.md "Metrics dump": the canonical long-format columns, in order. Written out here rather
 # than taken from flinktune.collect.writer so that the tests check the writer against the design.
@@ -106,3 +106,22 @@ def heavy_imports(argv: list[str], cwd: object) -> tuple[object, set[str]]:
     _, code, heavy = result.stdout.strip().splitlines()[-1].split(" ")
     names = heavy.removeprefix("HEAVY=")
     return int(code), set(names.split(",")) if names else set()
+
+
+def typer_parsed(monkeypatch: Any, module: object, run_name: str, command: str, argv: list[str]) -> object:
+    """The arguments the typer command ``command`` hands to ``module.run_name`` for ``argv`` (the
+    run itself replaced), to compare with what a typer-free route parses."""
+    from typer.testing import CliRunner
+
+    from flinktune.cli.app import app
+
+    captured: list[object] = []
+
+    def fake_run(args: object, **_: object) -> int:
+        captured.append(args)
+        return 0
+
+    monkeypatch.setattr(module, run_name, fake_run)
+    result = CliRunner().invoke(app, [command, *argv])
+    assert result.exit_code == 0, result.output
+    return captured[0]

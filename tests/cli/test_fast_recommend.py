@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from testkit import check_plain_options, heavy_imports
+from testkit import check_plain_options, heavy_imports, typer_parsed
 from typer.testing import CliRunner
 
 from flinktune.cli import recommend_run
@@ -51,16 +51,8 @@ COMMAND_LINES = [
 
 @pytest.mark.parametrize("argv", COMMAND_LINES, ids=lambda argv: " ".join(argv))
 def test_same_arguments_as_typer(argv: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
-    captured: list[RecommendArgs] = []
-
-    def fake_run(args: RecommendArgs) -> int:
-        captured.append(args)
-        return 0
-
-    monkeypatch.setattr(recommend_run, "run_recommend", fake_run)
-    result = CliRunner().invoke(app, ["recommend", *argv])
-    assert result.exit_code == 0, result.output
-    assert parse_recommend_args(argv) == captured[0]
+    typed = typer_parsed(monkeypatch, recommend_run, "run_recommend", "recommend", argv)
+    assert parse_recommend_args(argv) == typed
 
 
 @pytest.mark.parametrize("argv", [

@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from testkit import check_plain_options, heavy_imports
+from testkit import check_plain_options, heavy_imports, typer_parsed
 from typer.testing import CliRunner
 
 from flinktune.cli import lint_run
@@ -50,16 +50,7 @@ COMMAND_LINES = [
 
 @pytest.mark.parametrize("argv", COMMAND_LINES, ids=lambda argv: " ".join(argv))
 def test_same_arguments_as_typer(argv: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
-    captured: list[LintArgs] = []
-
-    def fake_run(args: LintArgs, **_: object) -> int:
-        captured.append(args)
-        return 0
-
-    monkeypatch.setattr(lint_run, "run_lint", fake_run)
-    result = CliRunner().invoke(app, ["lint", *argv])
-    assert result.exit_code == 0, result.output
-    assert parse_lint_args(argv) == captured[0]
+    assert parse_lint_args(argv) == typer_parsed(monkeypatch, lint_run, "run_lint", "lint", argv)
 
 
 @pytest.mark.parametrize("argv", [
