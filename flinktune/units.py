@@ -12,7 +12,6 @@ Ported from Flink's own parsers (facts and behaviour, not code):
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 from flinktune.errors import ValueSyntaxError
 
@@ -72,11 +71,70 @@ def _split_number_unit(text: str, what: str) -> tuple[int, str]:
     return number, unit
 
 
-@dataclass(frozen=True, order=True)
-class MemorySize:
+class _Quantity:
+    """One whole number with a unit (a frozen, ordered value, as a frozen ``order=True`` dataclass of
+    one field would be; a plain slotted class, cheaper to define at every lint's start)."""
+
+    __slots__ = ()
+    _field = ""
+
+    def _number(self) -> int:
+        return getattr(self, self._field)  # type: ignore[no-any-return]
+
+    def __setattr__(self, name: str, value: object) -> None:
+        from dataclasses import FrozenInstanceError
+
+        raise FrozenInstanceError(f"cannot assign to field '{name}'")
+
+    def __delattr__(self, name: str) -> None:
+        from dataclasses import FrozenInstanceError
+
+        raise FrozenInstanceError(f"cannot delete field '{name}'")
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self._number() == other._number()  # type: ignore[attr-defined,no-any-return]
+
+    def __hash__(self) -> int:
+        return hash((self._number(),))
+
+    def __lt__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self._number() < other._number()  # type: ignore[attr-defined,no-any-return]
+
+    def __le__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self._number() <= other._number()  # type: ignore[attr-defined,no-any-return]
+
+    def __gt__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self._number() > other._number()  # type: ignore[attr-defined,no-any-return]
+
+    def __ge__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self._number() >= other._number()  # type: ignore[attr-defined,no-any-return]
+
+    def __repr__(self) -> str:
+        return f"{type(self).__qualname__}({self._field}={self._number()!r})"
+
+    def __reduce__(self) -> tuple[object, tuple[int]]:
+        return (type(self), (self._number(),))
+
+
+class MemorySize(_Quantity):
     """A byte count as Flink's MemorySize holds it."""
 
+    __slots__ = ("bytes",)
+    _field = "bytes"
     bytes: int
+
+    def __init__(self, bytes: int) -> None:
+        object.__setattr__(self, "bytes", bytes)
 
     @property
     def mebibytes(self) -> float:
@@ -118,11 +176,15 @@ def format_memory(num_bytes: int) -> str:
     return f"{num_bytes}b"
 
 
-@dataclass(frozen=True, order=True)
-class Duration:
+class Duration(_Quantity):
     """A duration as Flink's ``java.time.Duration`` holds it, in nanoseconds."""
 
+    __slots__ = ("nanos",)
+    _field = "nanos"
     nanos: int
+
+    def __init__(self, nanos: int) -> None:
+        object.__setattr__(self, "nanos", nanos)
 
     @property
     def ms(self) -> float:

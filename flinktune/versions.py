@@ -3,15 +3,67 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 from flinktune.errors import UsageError
 
 
-@dataclass(frozen=True, order=True)
 class FlinkVersion:
+    """A Flink release line, ``major.minor``: frozen, ordered, hashable (as a frozen, ordered
+    dataclass of its two fields would be). A plain slotted class because the catalog compares and
+    hashes versions on every key lookup, and a lint defines it at every start (issue 26)."""
+
+    __slots__ = ("_key", "major", "minor")
     major: int
     minor: int
+
+    def __init__(self, major: int, minor: int) -> None:
+        object.__setattr__(self, "major", major)
+        object.__setattr__(self, "minor", minor)
+        object.__setattr__(self, "_key", (major, minor))
+
+    def __setattr__(self, name: str, value: object) -> None:
+        from dataclasses import FrozenInstanceError
+
+        raise FrozenInstanceError(f"cannot assign to field '{name}'")
+
+    def __delattr__(self, name: str) -> None:
+        from dataclasses import FrozenInstanceError
+
+        raise FrozenInstanceError(f"cannot delete field '{name}'")
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not FlinkVersion:
+            return NotImplemented
+        return self._key == other._key  # type: ignore[attr-defined,no-any-return]
+
+    def __hash__(self) -> int:
+        return hash(self._key)
+
+    def __lt__(self, other: FlinkVersion) -> bool:
+        if other.__class__ is not FlinkVersion:
+            return NotImplemented
+        return self._key < other._key
+
+    def __le__(self, other: FlinkVersion) -> bool:
+        if other.__class__ is not FlinkVersion:
+            return NotImplemented
+        return self._key <= other._key
+
+    def __gt__(self, other: FlinkVersion) -> bool:
+        if other.__class__ is not FlinkVersion:
+            return NotImplemented
+        return self._key > other._key
+
+    def __ge__(self, other: FlinkVersion) -> bool:
+        if other.__class__ is not FlinkVersion:
+            return NotImplemented
+        return self._key >= other._key
+
+    def __repr__(self) -> str:
+        return f"FlinkVersion(major={self.major!r}, minor={self.minor!r})"
+
+    def __reduce__(self) -> tuple[object, tuple[int, int]]:
+        return (FlinkVersion, self._key)
 
     def __str__(self) -> str:
         return f"{self.major}.{self.minor}"

@@ -11,6 +11,7 @@ from flinktune.advise.measured import Measured
 from flinktune.advise.state import Job
 from flinktune.errors import ConfigError, FlinktuneError
 from flinktune.model import buffers as mb
+from flinktune.model.layout import check_placement
 from flinktune.model.network_fit import blocking_batch, plan_graph
 from flinktune.situation import Environment, Situation
 
@@ -131,8 +132,7 @@ def resolve_job(situation: Situation, measured: Measured | None) -> tuple[Job, E
               exchanges_source=exchanges_source, deployment=situation.deployment.value)
     if job.placement is not None and graph is not None:
         try:
-            mb.taskmanager_buffers(graph, mb.buffer_settings(situation.flink_version), job.slots,
-                                   placement=job.placement)
+            check_placement(graph, job.placement)
         except FlinktuneError as error:
             # A placement that does not match the plan (another run, other slots) is worse than none.
             job = replace(job, placement=None)

@@ -13,11 +13,12 @@ up. docs/recommend.md states how close this came to real Flink.
 from __future__ import annotations
 
 from flinktune.advise.state import ConfigState
-from flinktune.model import inflight
 
 
 def exchange_bytes(state: ConfigState, fill: float = 1.0) -> float | None:
     """In-flight bytes ahead of a barrier in one back-pressured exchange (input gate + output queues)."""
+    from flinktune.model import inflight  # numpy: imported only when a prediction is made
+
     job = state.job
     try:
         settings = state.settings

@@ -17,6 +17,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from flinktune.config.catalog import Catalog
@@ -25,6 +26,7 @@ from flinktune.config.types import ConfigDocument, ConfigEntry, ConfigFormat, Co
 from flinktune.errors import FlinktuneError, ModelInputError
 from flinktune.model import buffers as mb
 from flinktune.model.batch import BatchDemand, batch_taskmanager_buffers, stage_bound
+from flinktune.model.layout import busiest_taskmanager_buffers
 from flinktune.model.memory import TaskManagerMemory, derive_taskmanager_memory, taskmanager_memory_options
 from flinktune.model.timeout_mode import BufferTimeoutMode, buffer_timeout_mode
 from flinktune.versions import FlinkVersion
@@ -149,7 +151,7 @@ class ConfigState:
     def segment_bytes(self) -> int:
         return self.eff.memory_bytes(KEY_SEGMENT) or DEFAULT_SEGMENT
 
-    @property
+    @cached_property
     def settings(self) -> mb.BufferSettings:
         def given(key: str) -> int | None:
             return self.eff.integer(key) if self.is_set(key) else None
@@ -200,25 +202,45 @@ class ConfigState:
             out[legacy[1]] = legacy[2]
         return out
 
+    # A state is frozen: what is derived from it is computed once (a recommendation asks for a state's
+    # memory, demand and fit several times: for its snapshot, the steps, the verdict).
+
+    @cached_property
+    def _derived_memory(self) -> tuple[TaskManagerMemory | None, FlinktuneError | None]:
+        try:
+            options = taskmanager_memory_options(self.memory_source())
+            return derive_taskmanager_memory(options, self.version), None
+        except FlinktuneError as error:
+            return None, error
+
     @property
     def memory(self) -> TaskManagerMemory:
         """Flink's derivation; raises MemoryConfigError (Flink's text) when Flink would refuse."""
-        options = taskmanager_memory_options(self.memory_source())
-        return derive_taskmanager_memory(options, self.version)
+        memory, error = self._derived_memory
+        if error is not None:
+            raise error
+        return memory  # type: ignore[return-value]
 
     def memory_or_error(self) -> tuple[TaskManagerMemory | None, str | None]:
-        try:
-            return self.memory, None
-        except FlinktuneError as error:
-            return None, error.message
+        memory, error = self._derived_memory
+        return memory, None if error is None else error.message
 
     @property
     def batch_demand(self) -> BatchDemand | None:
         """A blocking batch job's demand per pipelined region (model.batch); None otherwise."""
         return self.batch_demand_for(self.settings)
 
+    @cached_property
+    def _batch_demands(self) -> dict[mb.BufferSettings, BatchDemand | None]:
+        return {}
+
     def batch_demand_for(self, settings: mb.BufferSettings) -> BatchDemand | None:
         """``batch_demand`` with other buffer settings (what-if sizing of sort-shuffle.min-buffers)."""
+        if settings not in self._batch_demands:
+            self._batch_demands[settings] = self._batch_demand_for(settings)
+        return self._batch_demands[settings]
+
+    def _batch_demand_for(self, settings: mb.BufferSettings) -> BatchDemand | None:
         job = self.job
         if job.workload != "batch":
             return None
@@ -248,7 +270,7 @@ class ConfigState:
             return batch.fit(total_buffers, self.segment_bytes)
         return mb.fits(self.demand, total_buffers, self.segment_bytes)
 
-    @property
+    @cached_property
     def demand(self) -> mb.TaskManagerBuffers:
         """Buffers the busiest TaskManager needs: from the plan, else the worst case (model.buffers)."""
         batch = self.batch_demand
@@ -257,8 +279,7 @@ class ConfigState:
         settings = self.settings
         job = self.job
         if job.graph is not None:
-            return mb.busiest_taskmanager(mb.taskmanager_buffers(job.graph, settings, job.slots,
-                                                                 placement=job.placement))
+            return busiest_taskmanager_buffers(job.graph, settings, job.slots, placement=job.placement)
         types = ([mb.PartitionType.PIPELINED_BOUNDED] if job.workload == "streaming"
                  # A batch job's exchanges are blocking by default; the pipelined case also covers
                  # execution.batch-shuffle-mode ALL_EXCHANGES_PIPELINED and what `lint` checks.
@@ -271,8 +292,6 @@ class ConfigState:
 
     def snapshot(self) -> dict[str, float | None]:
         """The numbers a change is judged by (None where an input is unknown)."""
-        from flinktune.model import credit, inflight, timeout
-
         job = self.job
         out: dict[str, float | None] = {}
         try:
@@ -283,6 +302,9 @@ class ConfigState:
         p = job.parallelism
         credits = settings.buffers_per_channel + settings.floating_per_gate / p
         if job.workload == "streaming":
+            # The vectorised model (numpy): a batch job's numbers do not need it.
+            from flinktune.model import credit, inflight, timeout
+
             ceiling = float(credit.credit_ceiling_bytes_per_s(credits, seg, job.rtt_s))
             out["channel_ceiling_bytes_per_s"] = ceiling
             remote = job.remote_channels_per_taskmanager

@@ -6,7 +6,7 @@ import contextlib
 import signal
 import sys
 from collections.abc import Callable, Iterable, Iterator
-from typing import TYPE_CHECKING, NoReturn, TypeVar
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 from flinktune.errors import FlinktuneError
 
@@ -94,11 +94,9 @@ def stop_children() -> None:
         session.stop_started_processes()
 
 
-def interrupted(signum: int | None = None) -> NoReturn:
-    """Stop children, print one line, exit 130 (SIGINT) or 143 (SIGTERM)."""
+def stopped(signum: int | None = None) -> int:
+    """Stop children, print one line; the exit code, 130 (SIGINT) or 143 (SIGTERM)."""
     import threading
-
-    import typer
 
     if threading.current_thread() is threading.main_thread():
         # A second Ctrl-C must not cut the clean-up short.
@@ -107,7 +105,14 @@ def interrupted(signum: int | None = None) -> NoReturn:
     stop_children()
     code = interrupted_exit_code(signum)
     announce_interrupted(code)
-    raise typer.Exit(code)
+    return code
+
+
+def interrupted(signum: int | None = None) -> NoReturn:
+    """Stop children, print one line, exit 130 (SIGINT) or 143 (SIGTERM)."""
+    import typer
+
+    raise typer.Exit(stopped(signum))
 
 
 def fail(message: str) -> NoReturn:
@@ -118,18 +123,28 @@ def fail(message: str) -> NoReturn:
     raise typer.Exit(EXIT_BAD_INPUT)
 
 
-def guarded(action: Callable[[], T]) -> T:
+def error_line(message: str) -> int:
+    """``fail`` for the typer-free routes: the same line on stderr; the exit code, 2."""
+    sys.stderr.write(f"flinktune: error: {' '.join(message.split())}\n")
+    sys.stderr.flush()
+    return EXIT_BAD_INPUT
+
+
+def guarded(action: Callable[[], T], *, error: Callable[[str], Any] = fail,
+            stop: Callable[[int | None], Any] = interrupted) -> T:
     """Run ``action``; any FlinktuneError becomes one line on stderr and exit code 2; SIGINT and
-    SIGTERM end started children and exit 130 / 143 with one line."""
+    SIGTERM end started children and exit 130 / 143 with one line. Under typer the exit is raised
+    (``fail``, ``interrupted``); a typer-free route passes ``error=error_line, stop=stopped`` and
+    gets the exit code back instead."""
     install_signal_handlers()
     try:
         return action()
-    except FlinktuneError as error:
+    except FlinktuneError as problem:
         if received_signal():
-            interrupted()
-        fail(error.one_line())
-    except KeyboardInterrupt as stop:
-        interrupted(getattr(stop, "signum", None))
+            return stop(None)  # type: ignore[no-any-return]
+        return error(problem.one_line())  # type: ignore[no-any-return]
+    except KeyboardInterrupt as interruption:
+        return stop(getattr(interruption, "signum", None))  # type: ignore[no-any-return]
 
 
 def stdout_is_terminal() -> bool:

@@ -3,15 +3,14 @@
 ``flinktune lint`` runs in CI and pre-commit as a fresh process per call, so start-up is most of
 its cost, and typer (which validates every parameter through pydantic) costs more than the whole
 lint. ``flinktune.cli.app.main`` therefore hands a ``lint`` command line to ``parse_lint_args``
-first. It accepts only well-formed command lines and returns None for anything else (``--help``,
-unknown options, missing or odd values, ``-`` ...), which then goes through the typer command in
-``lint_cmd.py``, so usage errors and help keep typer's wording. Both routes end in ``run_lint``.
+first (plain_args.py): a well-formed command line is read here, anything else (``--help``, unknown
+options, missing or odd values, ``-`` ...) goes through the typer command in ``lint_cmd.py``, so
+usage errors and help keep typer's wording. Both routes end in ``run_lint``.
 tests/lint/test_fast_cli.py checks that the option table here matches the typer command.
 """
 
 from __future__ import annotations
 
-import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -26,6 +25,7 @@ from flinktune.cli.common import (
     interrupted_exit_code,
     newer_than_catalog_note,
 )
+from flinktune.cli.plain_args import Options, finish, parse_plain
 from flinktune.errors import FlinktuneError
 
 if TYPE_CHECKING:
@@ -62,9 +62,8 @@ class LintArgs(NamedTuple):
     quiet: bool = False
 
 
-# The lint command's options: flag spelling -> (LintArgs field, kind). Kinds: "flag" (no value),
-# "str", "path", "int" (a whole number >= 1), "str*" / "path*" (repeatable, collected in order).
-OPTIONS: dict[str, tuple[str, str]] = {
+# The lint command's options: flag spelling -> (LintArgs field, kind); the kinds are plain_args'.
+OPTIONS: Options = {
     "--flink-version": ("flink_version", "str"),
     "--format": ("output_format", "str"),
     "-f": ("output_format", "str"),
@@ -96,52 +95,10 @@ OPTIONS: dict[str, tuple[str, str]] = {
 def parse_lint_args(argv: list[str]) -> LintArgs | None:
     """``argv`` after ``lint`` as LintArgs, or None when typer should handle it (help, errors,
     anything this small parser does not read exactly as typer would)."""
-    values: dict[str, object] = {}
-    lists: dict[str, list[object]] = {}
-    files: list[str] = []
-    only_files = False
-    index = 0
-    while index < len(argv):
-        arg = argv[index]
-        index += 1
-        if only_files or not arg.startswith("-"):
-            files.append(arg)
-            continue
-        if arg == "--":
-            only_files = True
-            continue
-        name, equals, value = arg.partition("=") if arg.startswith("--") else (arg, "", "")
-        spec = OPTIONS.get(name)
-        if spec is None:
-            return None                      # --help, unknown options, bundled short flags, "-"
-        field_name, kind = spec
-        if kind == "flag":
-            if equals:
-                return None
-            values[field_name] = True
-            continue
-        if not equals:
-            if index >= len(argv):
-                return None
-            value = argv[index]
-            index += 1
-        if not value or value.startswith("-"):
-            return None                      # let typer decide what an empty or dash value means
-        converted: object = value
-        if kind.startswith("path"):
-            converted = Path(value)
-        elif kind == "int":
-            if not value.isascii() or not value.isdigit() or int(value) < 1:
-                return None
-            converted = int(value)
-        if kind.endswith("*"):
-            lists.setdefault(field_name, []).append(converted)
-        else:
-            values[field_name] = converted
-    if not files:
+    parsed = parse_plain(argv, OPTIONS)
+    if parsed is None or not parsed[1]:
         return None
-    for field_name, items in lists.items():
-        values[field_name] = tuple(items)
+    values, files = parsed
     return LintArgs(files=tuple(files), **values)  # type: ignore[arg-type]
 
 
@@ -273,13 +230,4 @@ def main_fast(argv: list[str]) -> int | None:
     args = parse_lint_args(argv)
     if args is None:
         return None
-    try:
-        code = run_lint(args)
-        sys.stdout.flush()
-    except BrokenPipeError:
-        # `flinktune lint ... | head`: the reader left; stop quietly (exit 1, as click does). Point
-        # stdout at /dev/null so the interpreter's final flush does not complain again.
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        return 1
-    return code
+    return finish(lambda: run_lint(args))

@@ -2,19 +2,18 @@
 
 Dry run by default; ``--write`` edits the file in place (atomic, ``.bak`` backup, untouched bytes
 kept), ``-o FILE`` writes the recommended config elsewhere. ``--metrics`` runs the Spark analysis
-(imported only then) and uses what it measured instead of assumptions.
+(imported only then) and uses what it measured instead of assumptions. What the command does is
+recommend_run.run_recommend, which a plain command line reaches without typer (recommend_run.py).
 """
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
-from flinktune.cli.common import EXIT_OK, around_spark_run, checked_format, emit, guarded
+from flinktune.cli.common import guarded
 from flinktune.cli.flags import FlinkVersion, Format, NoColor, Profile, Quiet, Verbose
 
 
@@ -74,99 +73,17 @@ def recommend(
     no_color: Annotated[bool, NoColor()] = False,
 ) -> None:
     """Recommend network-stack settings for a Flink config, with the model's numbers and a diff."""
+    from flinktune.cli.recommend_run import RecommendArgs, run_recommend
 
-    def note(line: str) -> None:
-        # --quiet: errors only; every other line on stderr is a note.
-        if not quiet:
-            typer.echo(line, err=True)
-
-    def run() -> int:
-        from flinktune.advise.file import recommend_file
-        from flinktune.errors import UsageError
-        from flinktune.situation import Environment, parse_parameters, read_profile
-
-        fmt = checked_format("recommend", output_format)   # the html extra is checked before any analysis
-        if write and output is not None:
-            raise UsageError("--write and --output exclude each other")
-        flags = {"rtt": rtt, "bandwidth": bandwidth, "parallelism": parallelism, "slots": slots,
-                 "taskmanagers": taskmanagers, "exchanges": exchanges, "record-size": record_size,
-                 "rate": rate,
-                 "latency-target": latency_target, "skew": skew, "workload": workload,
-                 "flink-version": flink_version}
-        env = Environment()
-        if profile is not None:
-            env = read_profile(profile).apply(env)
-        env = env.with_values(parse_parameters(flags), "flag")
-        margins = _margins(headroom)
-        with around_spark_run(quiet) if metrics else contextlib.nullcontext():
-            result = recommend_file(file, env, plan=plan, metrics=metrics or (), margins=margins,
-                                    timeline=fmt == "html", spark_log=verbose,
-                                    progress=lambda message: note(f"flinktune: {message}"),
-                                    explain=note if verbose else None)
-        result = _with_lint_errors(result, env)
-        emit("recommend", result, fmt, no_color=no_color, inputs=result.inputs)
-        _write(result, write, output, follow_symlinks, note)
-        return EXIT_OK
-
-    code = guarded(run)
+    args = RecommendArgs(
+        file, flink_version=flink_version, rtt=rtt, bandwidth=bandwidth, parallelism=parallelism, slots=slots,
+        taskmanagers=taskmanagers, exchanges=exchanges, record_size=record_size, rate=rate,
+        latency_target=latency_target, skew=skew, workload=workload, profile=profile,
+        metrics=tuple(metrics or ()), plan=plan, headroom=headroom, write=write, output=output,
+        output_format=output_format, follow_symlinks=follow_symlinks, quiet=quiet, verbose=verbose,
+        no_color=no_color)
+    code = guarded(lambda: run_recommend(args))
     raise typer.Exit(code)
-
-
-def _with_lint_errors(result: Any, env: Any) -> Any:
-    """The result with the errors lint still reports on the recommended config: what these changes do
-    not fix is said, never left for the user to find after --write. Lint judges the file as recommend
-    did: the same --flink-version and job (parallelism, slots, TaskManagers, exchanges)."""
-    from dataclasses import replace
-
-    from flinktune.lint.model import LintOptions
-    from flinktune.lint.runner import lint_errors_in_text
-
-    job = tuple((name, env.value(name)) for name in ("parallelism", "slots", "taskmanagers", "exchanges")
-                if env.value(name) is not None)
-    options = LintOptions(flink_version=env.flink_version, env=job)
-    return replace(result, lint_errors=tuple(lint_errors_in_text(result.new_text, result.path, options)))
-
-
-def _margins(headroom: str | None) -> Any:
-    """``--headroom 25%`` -> Margins(network_headroom=1.25); a bare number is refused (one unit rule)."""
-    from flinktune.advise.limits import Margins
-    from flinktune.errors import UsageError
-
-    if headroom is None:
-        return None
-    text = headroom.strip()
-    try:
-        if not text.endswith("%"):
-            raise ValueError
-        return Margins(network_headroom=1 + float(text[:-1]) / 100)
-    except ValueError:
-        raise UsageError(f"--headroom: '{headroom}' is not a percentage; write e.g. 25%") from None
-
-
-def _write(result: Any, write: bool, output: Path | None, follow_symlinks: bool,
-           note: Callable[[str], None]) -> None:
-    """--write: the file itself (atomic, FILE.bak); -o: the recommended config elsewhere (atomic)."""
-    from flinktune.config.writer import write_file_atomic
-
-    data = result.encode(result.new_text)
-    if (write or output is not None) and result.lint_errors:
-        note(f"flinktune: note: {output or result.path} still has {len(result.lint_errors)} lint error(s) "
-             "that no network setting fixes (listed above)")
-    if not result.changed:
-        if write or output is not None:
-            note("flinktune: nothing to change")
-        if output is not None:
-            write_file_atomic(output, data, backup_suffix=None, follow_symlinks=follow_symlinks)
-        return
-    if write:
-        backup = write_file_atomic(result.path, data, backup_suffix=".bak", follow_symlinks=follow_symlinks)
-        note(f"flinktune: wrote {result.path}" + (f" (backup {backup})" if backup else ""))
-    elif output is not None:
-        write_file_atomic(output, data, backup_suffix=None, follow_symlinks=follow_symlinks)
-        note(f"flinktune: wrote the recommended config to {output}")
-    if (write or output is not None) and result.manual:
-        note("flinktune: note: some changes are outside the config and must be made by hand "
-             "(see 'by hand' above)")
 
 
 def register(app: typer.Typer) -> None:

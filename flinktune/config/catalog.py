@@ -179,7 +179,10 @@ class Catalog:
         return older[-1]
 
     def _index(self, version: FlinkVersion) -> int:
-        return self.versions.index(self.resolve_version(version))
+        found = self._cache.get(("<index>", version))
+        if found is None:
+            found = self._cache[("<index>", version)] = self.versions.index(self.resolve_version(version))
+        return found  # type: ignore[no-any-return]
 
     def _in_runs(self, runs: list[list[Any]], index: int) -> list[Any] | None:
         for run in runs:
@@ -201,20 +204,28 @@ class Catalog:
 
     def option_keys(self, version: FlinkVersion) -> tuple[str, ...]:
         """Canonical option keys declared in ``version`` (templates included, sorted)."""
-        cached = self._cache.get(("<keys>", version))
-        if cached is None:
-            index = self._index(version)
-            cached = tuple(k for k, e in self._options.items() if self._in_runs(e["present"], index))
-            self._cache[("<keys>", version)] = cached
-        return cached
+        return self._keys_by_version[0][self._index(version)]
 
     def alias_keys(self, version: FlinkVersion) -> tuple[str, ...]:
-        cached = self._cache.get(("<aliases>", version))
-        if cached is None:
-            index = self._index(version)
-            cached = tuple(k for k, runs in self._aliases.items() if self._in_runs(runs, index))
-            self._cache[("<aliases>", version)] = cached
-        return cached
+        return self._keys_by_version[1][self._index(version)]
+
+    @functools.cached_property
+    def _keys_by_version(self) -> tuple[tuple[tuple[str, ...], ...], tuple[tuple[str, ...], ...]]:
+        """(option keys, alias keys) present in each catalogued version, by version index, in catalog
+        order: one pass over the catalog for every version (a lint of files of several versions
+        needs several)."""
+        out: list[tuple[tuple[str, ...], ...]] = []
+        for section, present in ((self._options, _present_runs), (self._aliases, _alias_runs)):
+            per_version: list[list[str]] = [[] for _ in self.versions]
+            for key in section:
+                runs = present(section, key)
+                seen = set()
+                for run in runs:
+                    seen.update(range(self._vi(run[0]), self._vi(run[1]) + 1))
+                for index in sorted(seen):
+                    per_version[index].append(key)
+            out.append(tuple(tuple(keys) for keys in per_version))
+        return out[0], out[1]
 
     def spec(self, key: str, version: FlinkVersion) -> OptionSpec | None:
         """The option ``key`` as declared in ``version`` (exact canonical key), else None."""
@@ -295,11 +306,14 @@ class Catalog:
         return self._deprecated_since(key, known), successors
 
     def _known_indexes(self, key: str) -> list[int]:
-        indexes: set[int] = set()
-        for runs in (self._options.get(key, {}).get("present", []), self._aliases.get(key, [])):
-            for run in runs:
-                indexes.update(range(self._vi(run[0]), self._vi(run[1]) + 1))
-        return sorted(indexes)
+        found = self._cache.get(("<known>" + key, None))  # type: ignore[arg-type]
+        if found is None:
+            indexes: set[int] = set()
+            for runs in (self._options.get(key, {}).get("present", []), self._aliases.get(key, [])):
+                for run in runs:
+                    indexes.update(range(self._vi(run[0]), self._vi(run[1]) + 1))
+            found = self._cache[("<known>" + key, None)] = sorted(indexes)  # type: ignore[index]
+        return list(found)
 
     def _lookup(self, key: str, version: FlinkVersion) -> KeyStatus:
         index = self._index(version)
@@ -392,17 +406,34 @@ class Catalog:
                 return candidate.reason
         return None
 
+    @functools.cached_property
+    def _maybe_map_or_open(self) -> frozenset[str]:
+        """Options that are a Map in some version or end in a placeholder (a few dozen of ~1,300).
+        An entry whose JSON text does not spell "Map" (and escapes nothing) has no Map state: it is
+        not decoded for this."""
+        options = self._options
+        found = set()
+        for key in options:
+            if _PLACEHOLDER.search(key.rsplit(".", 1)[-1]) is not None:
+                found.add(key)
+                continue
+            raw = options.raw(key) if isinstance(options, _LazyEntries) else None
+            if raw is not None and '"Map"' not in raw and "\\u" not in raw:
+                continue
+            if any(diff.get("type") == "Map" for _, diff in options[key]["states"]):
+                found.add(key)
+        return frozenset(found)
+
     def _map_and_open_templates(self, version: FlinkVersion) -> tuple[_Family, ...]:
         cache_key = ("<families>", version)
         cached = self._cache.get(cache_key)
         if cached is None:
             found = []
+            candidates = self._maybe_map_or_open
             for key in self.option_keys(version):
-                open_ended = _PLACEHOLDER.search(key.rsplit(".", 1)[-1]) is not None
-                # Only a few dozen options are maps: check the raw states before building specs.
-                if not open_ended and not any(diff.get("type") == "Map"
-                                              for _, diff in self._options[key]["states"]):
+                if key not in candidates:
                     continue
+                open_ended = _PLACEHOLDER.search(key.rsplit(".", 1)[-1]) is not None
                 spec = self.spec(key, version)
                 if spec is None:
                     continue
@@ -578,11 +609,32 @@ class _LazyEntries(dict):  # type: ignore[type-arg]
     def get(self, key: str, default: Any = None) -> Any:  # type: ignore[override]
         return self[key] if dict.__contains__(self, key) else default
 
+    def raw(self, key: str) -> str | None:
+        """The entry's JSON text while it is not decoded yet, else None."""
+        value = dict.__getitem__(self, key)
+        return value if type(value) is str else None
+
     def items(self) -> list[tuple[str, Any]]:  # type: ignore[override]
         return [(key, self[key]) for key in dict.keys(self)]
 
     def values(self) -> list[Any]:  # type: ignore[override]
         return [self[key] for key in dict.keys(self)]
+
+
+# The start of an option entry as tools/catalog/generate.py writes it: its "present" runs first.
+_PRESENT = re.compile(r'\{"present":(\[\[[^\[\]]*\](?:,\[[^\[\]]*\])*\])[,}]')
+
+
+def _present_runs(options: dict[str, Any], key: str) -> list[list[Any]]:
+    """An option's "present" runs, read from its JSON text without decoding the rest when it is
+    still text (most entries are never needed whole)."""
+    raw = options.raw(key) if isinstance(options, _LazyEntries) else None
+    found = _PRESENT.match(raw) if raw is not None else None
+    return json.loads(found.group(1)) if found else options[key]["present"]  # type: ignore[no-any-return]
+
+
+def _alias_runs(aliases: dict[str, Any], key: str) -> list[list[Any]]:
+    return aliases[key]  # type: ignore[no-any-return]
 
 
 _SECTIONS = ("options", "aliases")

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import TypeVar
 
 from flinktune.config.catalog import Catalog, KeyStatus, OptionSpec, load_catalog
+from flinktune.config.record import Record, set_field
 from flinktune.config.types import ConfigDocument, ConfigEntry, ConfigValue
 from flinktune.errors import CatalogError, ValueSyntaxError
 from flinktune.units import (
@@ -34,15 +35,23 @@ from flinktune.versions import FlinkVersion
 T = TypeVar("T")
 
 
-@dataclass(frozen=True)
-class Resolved:
+class Resolved(Record):
     """Where the effective value of a key comes from."""
 
+    __slots__ = _fields = ("key", "status", "spec", "entry", "value")
     key: str                                  # the key asked for
     status: KeyStatus
     spec: OptionSpec | None                   # the option whose value this is
     entry: ConfigEntry | None                 # the file entry that provided the value, if any
     value: ConfigValue                        # that entry's value, else the default text, else None
+
+    def __init__(self, key: str, status: KeyStatus, spec: OptionSpec | None, entry: ConfigEntry | None,
+                 value: ConfigValue) -> None:
+        set_field(self, "key", key)
+        set_field(self, "status", status)
+        set_field(self, "spec", spec)
+        set_field(self, "entry", entry)
+        set_field(self, "value", value)
 
     @property
     def from_default(self) -> bool:

@@ -14,8 +14,8 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
 
+from flinktune.config.record import Record, set_field
 from flinktune.config.textio import iter_file_lines
 from flinktune.config.types import ConfigDocument, ConfigEntry, ConfigFormat, ConfigIssue
 from flinktune.errors import ConfigError
@@ -35,10 +35,10 @@ def java_trim(text: str) -> str:
     return text.strip(_JAVA_WHITESPACE)
 
 
-@dataclass(frozen=True)
-class FlatLine:
+class FlatLine(Record):
     """One parsed key-value line, with the spans of key and value in the line (no line break)."""
 
+    __slots__ = _fields = ("key", "value", "indent", "key_start", "key_end", "value_start", "value_end")
     key: str
     value: str
     indent: int
@@ -47,14 +47,30 @@ class FlatLine:
     value_start: int
     value_end: int
 
+    def __init__(self, key: str, value: str, indent: int, key_start: int, key_end: int, value_start: int,
+                 value_end: int) -> None:
+        # One per line of every file: the fields set one by one, no loop.
+        set_field(self, "key", key)
+        set_field(self, "value", value)
+        set_field(self, "indent", indent)
+        set_field(self, "key_start", key_start)
+        set_field(self, "key_end", key_end)
+        set_field(self, "value_start", value_start)
+        set_field(self, "value_end", value_end)
 
-@dataclass(frozen=True)
-class FlatProblem:
+
+class FlatProblem(Record):
     """Why a flink-conf.yaml line is not a usable ``key: value`` (Flink skips such lines)."""
 
+    __slots__ = _fields = ("kind", "opens_block", "indent")
     kind: str          # "malformed-line" | "empty-value"
     opens_block: bool  # the line looks like a YAML block opener ("taskmanager:")
     indent: int
+
+    def __init__(self, kind: str, opens_block: bool, indent: int) -> None:
+        set_field(self, "kind", kind)
+        set_field(self, "opens_block", opens_block)
+        set_field(self, "indent", indent)
 
 
 def parse_flat_line(line: str) -> FlatLine | FlatProblem | None:

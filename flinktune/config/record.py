@@ -10,7 +10,9 @@ and pickle through ``__init__``, so ``_fields`` must follow its argument order).
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import FrozenInstanceError
+from typing import Any
 
 set_field = object.__setattr__
 
@@ -42,3 +44,21 @@ class Record:
 
     def __reduce__(self) -> tuple[object, tuple[object, ...]]:
         return (type(self), self._values())
+
+
+def store(record: Record, values: tuple[object, ...]) -> None:
+    """Set every field of ``record`` from ``values``, in ``_fields`` order (for ``__init__``)."""
+    for name, value in zip(record._fields, values, strict=True):
+        set_field(record, name, value)
+
+
+def replace(value: Any, /, **changes: Any) -> Any:
+    """``dataclasses.replace`` for a Record (whose ``__init__`` takes its fields by name) or a dataclass:
+    a copy with ``changes``."""
+    if not isinstance(value, Record):
+        return dataclasses.replace(value, **changes)
+    unknown = changes.keys() - set(value._fields)
+    if unknown:
+        raise TypeError(f"{type(value).__qualname__} has no field(s) {', '.join(sorted(unknown))}")
+    return type(value)(**{name: changes[name] if name in changes else getattr(value, name)
+                          for name in value._fields})

@@ -14,9 +14,9 @@ import codecs
 import os
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
+from flinktune.config.record import Record, store
 from flinktune.errors import ConfigError
 
 # Standard-YAML files are parsed whole (PyYAML builds a node tree), so they have a size cap.
@@ -31,13 +31,16 @@ _SNIFF_BYTES = 64 * 1024
 _READ_CHUNK = 1024 * 1024
 
 
-@dataclass(frozen=True)
-class TextFile:
+class TextFile(Record):
     """A decoded file plus what is needed to encode it back byte for byte."""
 
+    __slots__ = _fields = ("text", "encoding", "bom")
     text: str          # without the byte-order mark
     encoding: str      # "utf-8", "utf-16-le" or "utf-16-be"
     bom: bytes         # the byte-order mark the file started with (b"" if none)
+
+    def __init__(self, text: str, encoding: str, bom: bytes) -> None:
+        store(self, (text, encoding, bom))
 
     def encode(self, text: str) -> bytes:
         """Bytes for ``text`` in this file's encoding, with its BOM."""

@@ -92,14 +92,47 @@ def _raw_table(path: Path) -> tuple[dict[str, Any], str]:
         # `tool = 1` is valid TOML; only a table can hold our settings.
         table = tool.get("flinktune", {}) if isinstance(tool, dict) else tool
     else:
-        from flinktune.config.safe_load import load_yaml
-
-        table = load_yaml(text, file=str(path), prefix="invalid YAML in project config")
+        table = _yaml_table(text, path)
         if table is None:
             table = {}
     if not isinstance(table, dict):
         raise ConfigError("project config must be a mapping of settings", file=str(path))
     return table, text
+
+
+PARSED_CACHE_FILE = "parsed-project-configs.jsonl"
+
+
+def _yaml_table(text: str, path: Path) -> Any:
+    """The project config's YAML as PyYAML reads it. PyYAML is a slow import for a file of a few lines
+    that seldom changes, so the result is kept in a cache by a hash of the text (only when it is plain
+    JSON data, which reads back as the same values): later runs with the same file skip PyYAML."""
+    from flinktune import __version__
+    from flinktune.rules.loader import ValidatedCache, cache_path
+
+    cache = ValidatedCache(cache_path(PARSED_CACHE_FILE), salt=f"flinktune {__version__} project".encode())
+    digest = cache.digest(text.encode("utf-8"))
+    found = cache.get(digest)
+    if isinstance(found, dict) and "table" in found:
+        return found["table"]
+    from flinktune.config.safe_load import load_yaml
+
+    table = load_yaml(text, file=str(path), prefix="invalid YAML in project config")
+    if _plain(table):
+        cache.put(digest, {"table": table})
+        cache.save()
+    return table
+
+
+def _plain(value: Any) -> bool:
+    """JSON data that reads back as itself (no dates, sets, bytes or non-text keys YAML may give)."""
+    if value is None or isinstance(value, bool | int | float | str):
+        return True
+    if isinstance(value, list):
+        return all(_plain(item) for item in value)
+    if isinstance(value, dict):
+        return all(isinstance(key, str) and _plain(item) for key, item in value.items())
+    return False
 
 
 # The settings, in the order problems are reported; every one is optional.

@@ -33,11 +33,12 @@ No numpy here (the lint path imports it).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
 from typing import Any
 
+from flinktune.config.record import Record, replace, store
 from flinktune.errors import ModelInputError
 from flinktune.model import buffers as mb
+from flinktune.model import layout
 
 KEY_ADAPTIVE_MIN = "execution.batch.adaptive.auto-parallelism.min-parallelism"
 KEY_ADAPTIVE_MAX = "execution.batch.adaptive.auto-parallelism.max-parallelism"
@@ -45,13 +46,16 @@ ADAPTIVE_MAX_DEFAULT = 128       # BatchExecutionOptions.ADAPTIVE_AUTO_PARALLELI
 UNDECIDED = -1                   # ExecutionConfig.PARALLELISM_DEFAULT in the REST plan
 
 
-@dataclass(frozen=True)
-class AssumedParallelism:
+class AssumedParallelism(Record):
     """Vertices of a plan whose parallelism the adaptive batch scheduler had not decided yet."""
 
+    __slots__ = _fields = ("parallelism", "source", "vertices")
     parallelism: int
     source: str                  # where the bound comes from, in words
     vertices: tuple[str, ...]
+
+    def __init__(self, parallelism: int, source: str, vertices: tuple[str, ...]) -> None:
+        store(self, (parallelism, source, vertices))
 
     def describe(self) -> str:
         names = ", ".join(self.vertices)
@@ -154,16 +158,21 @@ def _strictly_ordered(graph: mb.JobGraph, regions: tuple[frozenset[str], ...]) -
     return ordered
 
 
-@dataclass(frozen=True)
-class BatchDemand:
+class BatchDemand(Record):
     """The busiest moment of a batch job: one region with the regions that may run beside it."""
 
+    __slots__ = _fields = ("busiest", "stage", "regions", "per_stage_required", "summed_required", "stages")
     busiest: mb.TaskManagerBuffers
     stage: tuple[str, ...]                     # vertex ids holding buffers at that moment
     regions: int
     per_stage_required: tuple[int, ...]        # busiest TaskManager's demand, per region's moment
     summed_required: int                       # what summing every stage would give (for comparison)
-    stages: tuple[mb.TaskManagerBuffers, ...] = ()   # each moment's busiest TaskManager, in run order
+    stages: tuple[mb.TaskManagerBuffers, ...]  # each moment's busiest TaskManager, in run order
+
+    def __init__(self, busiest: mb.TaskManagerBuffers, stage: tuple[str, ...], regions: int,
+                 per_stage_required: tuple[int, ...], summed_required: int,
+                 stages: tuple[mb.TaskManagerBuffers, ...] = ()) -> None:
+        store(self, (busiest, stage, regions, per_stage_required, summed_required, stages))
 
     def fit(self, total_buffers: int, segment_bytes: int) -> mb.NetworkFit:
         """Flink's verdict: the first stage (in run order) that does not fit fails the job with its
@@ -183,11 +192,11 @@ def batch_taskmanager_buffers(graph: mb.JobGraph, settings: mb.BufferSettings, s
     Channels are local as the placement says (default: slot k holds subtask k of every vertex).
     With ``taskmanagers`` given and no placement, a consumer's local channels are only those
     guaranteed by a full cluster (``p - (T - 1) * S``), since the scheduler places each stage anew.
+    TaskManagers that hold the same are computed once (model.layout).
     """
     slots = slots_per_taskmanager
-    subtasks = mb.subtask_buffers(graph, settings, slots, placement=placement)
-    if placement is None and taskmanagers is not None:
-        subtasks = [_guaranteed_locality(graph, settings, sb, slots, taskmanagers) for sb in subtasks]
+    classes = layout.taskmanager_classes(graph, settings, slots, placement=placement,
+                                         guaranteed_taskmanagers=taskmanagers if placement is None else None)
     regions = pipelined_regions(graph)
     region_of = {vid: n for n, region in enumerate(regions) for vid in region}
     ordered = _strictly_ordered(graph, regions)
@@ -201,30 +210,24 @@ def batch_taskmanager_buffers(graph: mb.JobGraph, settings: mb.BufferSettings, s
         together = [q for q in range(len(regions))
                     if q == r or ((q, r) not in ordered and (r, q) not in ordered)]
         members = set().union(*(regions[q] for q in together))
-        # One region subtask (its vertices' subtask k, sharing a slot) per slot at a time.
-        per_tm: dict[Any, dict[tuple[int, int], list[mb.SubtaskBuffers]]] = {}
-        for sb in subtasks:
-            if sb.vertex_id in members:
-                group = (region_of[sb.vertex_id], sb.subtask)
-                per_tm.setdefault(sb.taskmanager, {}).setdefault(group, []).append(sb)
+        # One region subtask (its vertices' subtask k, sharing a slot) per slot at a time; TaskManagers
+        # in the order their first subtask of this moment comes (graph order, then index).
         demands = []
-        stage_ids = tuple(sorted(members, key=order.__getitem__))
-        for tm, groups in per_tm.items():
-            busiest = sorted(groups.values(), key=lambda g: -sum(s.required for s in g))[:slots]
-            subs = [s for group in busiest for s in group]
-            subs.sort(key=lambda s: (s.subtask, order[s.vertex_id]))
-            requests = tuple(req for s in subs for req in s.requests())
-            demands.append(mb.TaskManagerBuffers(tm, sum(s.required for s in subs),
-                                                 sum(s.target for s in subs), len(subs), requests))
-        top = mb.busiest_taskmanager(demands)
+        for c in classes:
+            mine = [sb for sb in c.subtasks if sb.vertex_id in members]
+            if mine:
+                first = min((order[sb.vertex_id], sb.subtask) for sb in mine)
+                chosen = layout.busiest_slots(mine, region_of, order, slots)
+                demands.append((first, layout.taskmanager_demand(c.taskmanager, chosen, order)))
+        demands.sort(key=lambda item: item[0])
+        top = mb.busiest_taskmanager([d for _, d in demands])
         per_stage.append(top.required)
         stages.append(top)
         if best is None or (top.required, top.target) > (best[0].required, best[0].target):
-            best = (top, stage_ids)
+            best = (top, tuple(sorted(members, key=order.__getitem__)))
     assert best is not None
     top, stage = best
-    summed = mb.busiest_taskmanager(mb.taskmanager_buffers(graph, settings, slots,
-                                                           placement=placement)).required
+    summed = layout.busiest_taskmanager_buffers(graph, settings, slots, placement=placement).required
     locality = ("subtasks placed as given" if placement is not None else
                 f"{slots} slots per TaskManager, slot k holds subtask k of every vertex")
     if placement is None and taskmanagers is not None:
@@ -235,25 +238,6 @@ def batch_taskmanager_buffers(graph: mb.JobGraph, settings: mb.BufferSettings, s
     busiest = mb.TaskManagerBuffers(top.taskmanager, top.required, top.target, top.subtasks, top.requests,
                                     assumption)
     return BatchDemand(busiest, stage, len(regions), tuple(per_stage), summed, tuple(stages))
-
-
-def _guaranteed_locality(graph: mb.JobGraph, settings: mb.BufferSettings, sb: mb.SubtaskBuffers, slots: int,
-                         taskmanagers: int) -> mb.SubtaskBuffers:
-    """The subtask's gates with only the certainly-local channels of all-to-all exchanges local."""
-    inputs = [e for e in graph.edges if e.target == sb.vertex_id]
-    gates = []
-    for edge, gate in zip(inputs, sb.gates, strict=True):
-        if not edge.all_to_all:
-            gates.append(gate)
-            continue
-        p_up = graph.vertex(edge.source).parallelism
-        # Up to T*S producers run at once, S per TaskManager at most: every TaskManager then ran at
-        # least p - (T-1)*S of them. More producers than slots run in waves: nothing is certain.
-        local = max(0, p_up - (taskmanagers - 1) * slots) if p_up <= taskmanagers * slots else 0
-        local = min(local, gate.channels)
-        gates.append(mb.input_gate_buffers(settings, gate.channels, gate.channels - local,
-                                           edge.partition_type))
-    return replace(sb, gates=tuple(gates))
 
 
 def stage_bound(parallelism: int, slots: int, taskmanagers: int, settings: mb.BufferSettings,
@@ -319,14 +303,18 @@ def read_below_segment_message(segment_bytes: int) -> str:
 READ_OOM_PREFIX = "Can't allocate enough direct buffer for batch shuffle read buffer pool"
 
 
-@dataclass(frozen=True)
-class ReadMemoryVerdict:
+class ReadMemoryVerdict(Record):
     """Does ``batch-shuffle.size`` fit where Flink allocates it?"""
 
+    __slots__ = _fields = ("read_bytes", "framework_off_heap_bytes", "task_off_heap_bytes", "segment_bytes")
     read_bytes: int
     framework_off_heap_bytes: int
     task_off_heap_bytes: int
     segment_bytes: int
+
+    def __init__(self, read_bytes: int, framework_off_heap_bytes: int, task_off_heap_bytes: int,
+                 segment_bytes: int) -> None:
+        store(self, (read_bytes, framework_off_heap_bytes, task_off_heap_bytes, segment_bytes))
 
     @property
     def below_segment(self) -> bool:

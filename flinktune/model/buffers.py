@@ -19,11 +19,10 @@ No numpy here: the lint path and the rules engine import this module.
 
 from __future__ import annotations
 
-from bisect import bisect_left
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from enum import StrEnum
 
+from flinktune.config.record import Record, replace, store
 from flinktune.errors import ModelInputError
 from flinktune.versions import DEFAULT_VERSION, FlinkVersion
 
@@ -94,10 +93,12 @@ def _positive_int(name: str, value: object, *, allow_zero: bool = False) -> int:
 # Settings per version
 # ---------------------------------------------------------------------------------------------
 
-@dataclass(frozen=True)
-class BufferSettings:
+class BufferSettings(Record):
     """The buffer options in force for one Flink version (defaults filled in, 2.x fixed values)."""
 
+    __slots__ = _fields = ("version", "buffers_per_channel", "floating_per_gate", "max_buffers_per_channel",
+                           "max_overdraft_per_gate", "required_per_gate_max", "sort_shuffle_min_parallelism",
+                           "sort_shuffle_min_buffers", "hybrid_new_mode")
     version: FlinkVersion
     buffers_per_channel: int
     floating_per_gate: int
@@ -107,6 +108,14 @@ class BufferSettings:
     sort_shuffle_min_parallelism: int
     sort_shuffle_min_buffers: int
     hybrid_new_mode: bool                # tiered-storage hybrid shuffle (1.18+ default)
+
+    def __init__(self, version: FlinkVersion, buffers_per_channel: int, floating_per_gate: int,
+                 max_buffers_per_channel: int, max_overdraft_per_gate: int, required_per_gate_max: int | None,
+                 sort_shuffle_min_parallelism: int, sort_shuffle_min_buffers: int,
+                 hybrid_new_mode: bool) -> None:
+        store(self, (version, buffers_per_channel, floating_per_gate, max_buffers_per_channel,
+                     max_overdraft_per_gate, required_per_gate_max, sort_shuffle_min_parallelism,
+                     sort_shuffle_min_buffers, hybrid_new_mode))
 
     @property
     def tunable(self) -> bool:
@@ -200,15 +209,20 @@ def pool_bound(channels: int, buffers_per_channel: int, floating_per_gate: int) 
 # One input gate, one result partition
 # ---------------------------------------------------------------------------------------------
 
-@dataclass(frozen=True)
-class GateBuffers:
+class GateBuffers(Record):
     """Buffers of one input gate (consumer side of one edge, one subtask)."""
 
+    __slots__ = _fields = ("channels", "remote_channels", "exclusive_per_channel", "floating_min",
+                           "floating_max")
     channels: int
     remote_channels: int
     exclusive_per_channel: int   # requested from the global pool by each remote channel
     floating_min: int            # the gate's floating LocalBufferPool: required part
     floating_max: int            # ... and its maximum size
+
+    def __init__(self, channels: int, remote_channels: int, exclusive_per_channel: int, floating_min: int,
+                 floating_max: int) -> None:
+        store(self, (channels, remote_channels, exclusive_per_channel, floating_min, floating_max))
 
     @property
     def exclusive(self) -> int:
@@ -257,16 +271,21 @@ def input_gate_buffers(settings: BufferSettings, channels: int, remote_channels:
     return GateBuffers(channels, remote, exclusive, floating_min, floating_max)
 
 
-@dataclass(frozen=True)
-class PartitionBuffers:
+class PartitionBuffers(Record):
     """Buffers of one result partition (producer side of one edge, one subtask)."""
 
+    __slots__ = _fields = ("subpartitions", "kind", "required", "maximum", "max_per_subpartition",
+                           "overdraft_max")
     subpartitions: int
     kind: str                    # pipelined | hash-blocking | sort-blocking | hybrid
     required: int                # LocalBufferPool minimum
     maximum: int | None          # LocalBufferPool maximum; None = unbounded
     max_per_subpartition: int | None
     overdraft_max: int           # optional extra buffers while back-pressured (pipelined, 1.16+)
+
+    def __init__(self, subpartitions: int, kind: str, required: int, maximum: int | None,
+                 max_per_subpartition: int | None, overdraft_max: int) -> None:
+        store(self, (subpartitions, kind, required, maximum, max_per_subpartition, overdraft_max))
 
     @property
     def announced(self) -> int:
@@ -309,51 +328,51 @@ def result_partition_buffers(settings: BufferSettings, subpartitions: int,
 # Job graphs and TaskManager totals
 # ---------------------------------------------------------------------------------------------
 
-@dataclass(frozen=True)
-class Vertex:
+class Vertex(Record):
     """A job vertex: its id and parallelism."""
 
+    __slots__ = _fields = ("id", "parallelism")
     id: str
     parallelism: int
 
-    def __post_init__(self) -> None:
-        if not self.id:
+    def __init__(self, id: str, parallelism: int) -> None:
+        if not id:
             raise ModelInputError("a vertex needs a non-empty id")
-        _positive_int(f"parallelism of vertex '{self.id}'", self.parallelism)
+        _positive_int(f"parallelism of vertex '{id}'", parallelism)
+        store(self, (id, parallelism))
 
 
-@dataclass(frozen=True)
-class Edge:
+class Edge(Record):
     """A data exchange between two vertices."""
 
+    __slots__ = _fields = ("source", "target", "ship_strategy", "partition_type")
     source: str
     target: str
-    ship_strategy: str = "HASH"
-    partition_type: PartitionType = PartitionType.PIPELINED_BOUNDED
+    ship_strategy: str
+    partition_type: PartitionType
 
-    def __post_init__(self) -> None:
-        strategy = self.ship_strategy.strip().upper()
+    def __init__(self, source: str, target: str, ship_strategy: str = "HASH",
+                 partition_type: PartitionType | str = PartitionType.PIPELINED_BOUNDED) -> None:
+        strategy = ship_strategy.strip().upper()
         if strategy not in ALL_TO_ALL | POINTWISE:
-            raise ModelInputError(f"ship strategy '{self.ship_strategy}' of edge {self.source} -> "
-                                  f"{self.target} is not one of {', '.join(sorted(ALL_TO_ALL | POINTWISE))}")
-        object.__setattr__(self, "ship_strategy", strategy)
-        object.__setattr__(self, "partition_type", parse_partition_type(self.partition_type))
+            raise ModelInputError(f"ship strategy '{ship_strategy}' of edge {source} -> "
+                                  f"{target} is not one of {', '.join(sorted(ALL_TO_ALL | POINTWISE))}")
+        store(self, (source, target, strategy, parse_partition_type(partition_type)))
 
     @property
     def all_to_all(self) -> bool:
         return self.ship_strategy in ALL_TO_ALL
 
 
-@dataclass(frozen=True)
-class JobGraph:
+class JobGraph(Record):
     """The vertices and exchanges that decide how many network buffers a job needs."""
 
+    __slots__ = _fields = ("vertices", "edges")
     vertices: tuple[Vertex, ...]
-    edges: tuple[Edge, ...] = ()
+    edges: tuple[Edge, ...]
 
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "vertices", tuple(self.vertices))
-        object.__setattr__(self, "edges", tuple(self.edges))
+    def __init__(self, vertices: Iterable[Vertex], edges: Iterable[Edge] = ()) -> None:
+        store(self, (tuple(vertices), tuple(edges)))
         if not self.vertices:
             raise ModelInputError("a job graph needs at least one vertex")
         ids = [v.id for v in self.vertices]
@@ -410,25 +429,6 @@ def chain_graph(parallelism: int, exchanges: int, ship_strategy: str = "HASH",
     return JobGraph(vertices, edges)
 
 
-def _pointwise_consumer_range(i: int, p_up: int, p_down: int) -> tuple[int, int]:
-    """Producer subtasks [a, b) consumer ``i`` reads (VertexInputInfoComputationUtils, pointwise)."""
-    if p_up >= p_down:
-        return (i * p_up) // p_down, ((i + 1) * p_up) // p_down
-    j = ((i + 1) * p_up - 1) // p_down
-    return j, j + 1
-
-
-def _pointwise_subpartitions(j: int, p_up: int, p_down: int) -> int:
-    """Subpartitions of producer ``j`` on a pointwise edge."""
-    if p_up >= p_down:
-        return 1
-    return ((j + 1) * p_down) // p_up - (j * p_down) // p_up
-
-
-def _overlap(a: int, b: int, lo: int, hi: int) -> int:
-    return max(0, min(b, hi) - max(a, lo))
-
-
 # A TaskManager: its index under the default placement, or the id a placement gives it (Flink's
 # ``taskmanager-id``, e.g. "127.0.0.1:44405-ec9a66").
 TaskManagerId = int | str
@@ -436,28 +436,64 @@ TaskManagerId = int | str
 Placement = Mapping[tuple[str, int], TaskManagerId]
 
 
-@dataclass(frozen=True)
-class Request:
+class Request(Record):
     """``count`` requests of ``size`` buffers each. ``phase`` is the step of a task's set-up that makes
     it (0: result partitions, then per input gate ``1 + 2i`` its floating pool and ``2 + 2i`` its
     exclusive buffers): the tasks of a stage deploy at once and run their set-up side by side, so the
     pool meets their requests phase by phase (``fits``)."""
 
+    __slots__ = _fields = ("what", "size", "count", "phase")
     what: str
     size: int
-    count: int = 1
-    phase: int = 0
+    count: int
+    phase: int
+
+    def __init__(self, what: str, size: int, count: int = 1, phase: int = 0) -> None:
+        store(self, (what, size, count, phase))
 
 
-@dataclass(frozen=True)
-class SubtaskBuffers:
-    """The input gates and result partitions of one subtask, and where it runs."""
+class RequestRun(Record):
+    """The requests of ``repeat`` consecutive subtask (or slot) indices ``first, first + 1, ...``, each
+    making ``pattern`` in that order: identical subtasks counted once. Request ``n`` of index ``k`` is
+    named ``names[n][0] + str(k) + names[n][1]`` (its ``what`` is not used)."""
 
+    __slots__ = _fields = ("first", "repeat", "pattern", "names")
+    first: int
+    repeat: int
+    pattern: tuple[Request, ...]
+    names: tuple[tuple[str, str], ...]
+
+    def __init__(self, first: int, repeat: int, pattern: tuple[Request, ...],
+                 names: tuple[tuple[str, str], ...]) -> None:
+        store(self, (first, repeat, pattern, names))
+
+    def name(self, n: int, index: int) -> str:
+        before, after = self.names[n]
+        return f"{before}{index}{after}"
+
+    def each(self) -> Iterator[Request]:
+        for index in range(self.first, self.first + self.repeat):
+            for n, request in enumerate(self.pattern):
+                yield replace(request, what=self.name(n, index))
+
+
+class SubtaskBuffers(Record):
+    """The input gates and result partitions of ``count`` identical subtasks of one vertex, indices
+    ``subtask .. subtask + count - 1``, and the TaskManager they run in. ``required`` and ``target``
+    are one subtask's."""
+
+    __slots__ = _fields = ("vertex_id", "subtask", "taskmanager", "gates", "partitions", "count")
     vertex_id: str
     subtask: int
     taskmanager: TaskManagerId   # k // slots by default, else the placement's id
     gates: tuple[GateBuffers, ...]
     partitions: tuple[PartitionBuffers, ...]
+    count: int
+
+    def __init__(self, vertex_id: str, subtask: int, taskmanager: TaskManagerId,
+                 gates: tuple[GateBuffers, ...], partitions: tuple[PartitionBuffers, ...],
+                 count: int = 1) -> None:
+        store(self, (vertex_id, subtask, taskmanager, gates, partitions, count))
 
     @property
     def required(self) -> int:
@@ -468,128 +504,47 @@ class SubtaskBuffers:
         """Gates at their maximum, partitions as Flink announces them (bounded max / blocking min)."""
         return sum(g.target for g in self.gates) + sum(p.announced for p in self.partitions)
 
-    def requests(self) -> list[Request]:
+    def pattern(self) -> tuple[tuple[Request, ...], tuple[tuple[str, str], ...]]:
+        """One subtask's requests in Flink's order and their names around the subtask index
+        (``RequestRun``)."""
         # Task.setupPartitionsAndGates: partitions first, then each gate: its floating pool,
         # then the exclusive buffers of every remote channel, one request per channel.
-        out = [Request(f"{self.vertex_id}[{self.subtask}] result partition", p.required)
-               for p in self.partitions]
+        head = f"{self.vertex_id}["
+        out = [Request("", p.required) for p in self.partitions]
+        names = [(head, "] result partition")] * len(self.partitions)
         for index, gate in enumerate(self.gates):
-            out.append(Request(f"{self.vertex_id}[{self.subtask}] input gate {index} floating pool",
-                               gate.floating_min, 1, 1 + 2 * index))
+            out.append(Request("", gate.floating_min, 1, 1 + 2 * index))
+            names.append((head, f"] input gate {index} floating pool"))
             if gate.exclusive_per_channel and gate.remote_channels:
-                out.append(Request(f"{self.vertex_id}[{self.subtask}] input gate {index} exclusive buffers",
-                                   gate.exclusive_per_channel, gate.remote_channels, 2 + 2 * index))
-        return out
+                out.append(Request("", gate.exclusive_per_channel, gate.remote_channels, 2 + 2 * index))
+                names.append((head, f"] input gate {index} exclusive buffers"))
+        return tuple(out), tuple(names)
+
+    def requests(self) -> list[Request]:
+        pattern, names = self.pattern()
+        return list(RequestRun(self.subtask, self.count, pattern, names).each())
 
 
-@dataclass(frozen=True)
-class TaskManagerBuffers:
-    """The buffer demand of one TaskManager (all subtasks placed on it)."""
+class TaskManagerBuffers(Record):
+    """The buffer demand of one TaskManager (all subtasks placed on it). ``requests`` are single
+    requests or runs of identical subtasks' (``RequestRun``), in the order the subtasks set up."""
 
+    __slots__ = _fields = ("taskmanager", "required", "target", "subtasks", "requests", "assumption")
     taskmanager: TaskManagerId
     required: int
     target: int
     subtasks: int
-    requests: tuple[Request, ...] = field(repr=False, default=())
-    assumption: str = ""
+    requests: tuple[Request | RequestRun, ...]
+    assumption: str
 
+    def __init__(self, taskmanager: TaskManagerId, required: int, target: int, subtasks: int,
+                 requests: tuple[Request | RequestRun, ...] = (), assumption: str = "") -> None:
+        store(self, (taskmanager, required, target, subtasks, requests, assumption))
 
-def _placement(subtask: int, slots: int) -> int:
-    return subtask // slots
-
-
-def _placed(graph: JobGraph, placement: Placement) -> dict[str, dict[TaskManagerId, list[int]]]:
-    """Per vertex and TaskManager, the (ascending) subtask indices it runs; every subtask must be placed."""
-    out: dict[str, dict[TaskManagerId, list[int]]] = {}
-    for vertex in graph.vertices:
-        per_tm: dict[TaskManagerId, list[int]] = {}
-        for k in range(vertex.parallelism):
-            tm = placement.get((vertex.id, k))
-            if tm is None:
-                raise ModelInputError(f"the placement names no TaskManager for subtask {k} of vertex "
-                                      f"'{vertex.id}' (parallelism {vertex.parallelism})")
-            if isinstance(tm, bool) or not isinstance(tm, int | str) or tm == "":
-                raise ModelInputError(f"TaskManager of subtask {k} of vertex '{vertex.id}' must be an id "
-                                      f"(text or number), got {tm!r}")
-            per_tm.setdefault(tm, []).append(k)
-        out[vertex.id] = per_tm
-    return out
-
-
-def subtask_buffers(graph: JobGraph, settings: BufferSettings, slots_per_taskmanager: int,
-                    *, all_remote: bool = False, placement: Placement | None = None) -> list[SubtaskBuffers]:
-    """Every subtask's gates and partitions, and the TaskManager it runs in.
-
-    ``placement`` maps ``(vertex_id, subtask_index)`` to the TaskManager that runs it (what
-    ``flinktune collect`` records in ``job.json``; see ``placement_from_job_json``); every subtask of
-    the graph must be in it. Without it the placement is assumed: one slot sharing group, slot ``k``
-    holds subtask ``k`` of every vertex (that has one) and TaskManager ``t`` holds slots
-    ``[t*S, (t+1)*S)``. Flink's scheduler may place subtasks differently (it interleaves them with
-    ``cluster.evenly-spread-out-slots``), which changes the count when TaskManagers are not full or
-    edges are pointwise. A channel is local when producer and consumer subtasks share a
-    TaskManager, unless ``all_remote``.
-    """
-    slots = _positive_int("slots_per_taskmanager", slots_per_taskmanager)
-    placed = None if placement is None else _placed(graph, placement)
-    inputs: dict[str, list[Edge]] = {v.id: [] for v in graph.vertices}
-    outputs: dict[str, list[Edge]] = {v.id: [] for v in graph.vertices}
-    for edge in graph.edges:
-        inputs[edge.target].append(edge)
-        outputs[edge.source].append(edge)
-    result = []
-    for vertex in graph.vertices:
-        for i in range(vertex.parallelism):
-            tm = _placement(i, slots) if placement is None else placement[(vertex.id, i)]
-            gates = []
-            for edge in inputs[vertex.id]:
-                p_up = graph.vertex(edge.source).parallelism
-                a, b = ((0, p_up) if edge.all_to_all
-                        else _pointwise_consumer_range(i, p_up, vertex.parallelism))
-                channels = b - a
-                if all_remote:
-                    local = 0
-                elif placed is None:
-                    local = _overlap(a, b, tm * slots, (tm + 1) * slots)  # type: ignore[operator]
-                else:
-                    # Producer subtasks in [a, b) that run in this subtask's TaskManager.
-                    same_tm = placed[edge.source].get(tm, [])
-                    local = bisect_left(same_tm, b) - bisect_left(same_tm, a)
-                gates.append(input_gate_buffers(settings, channels, channels - local, edge.partition_type))
-            partitions = []
-            for edge in outputs[vertex.id]:
-                p_down = graph.vertex(edge.target).parallelism
-                sub = p_down if edge.all_to_all else _pointwise_subpartitions(i, vertex.parallelism, p_down)
-                partitions.append(result_partition_buffers(settings, sub, edge.partition_type))
-            result.append(SubtaskBuffers(vertex.id, i, tm, tuple(gates), tuple(partitions)))
-    return result
-
-
-def taskmanager_buffers(graph: JobGraph, settings: BufferSettings, slots_per_taskmanager: int,
-                        *, all_remote: bool = False, placement: Placement | None = None
-                        ) -> list[TaskManagerBuffers]:
-    """Per-TaskManager totals for a job graph (see ``subtask_buffers`` for the placement).
-
-    Sorted by TaskManager (index, or id when ``placement`` is given); TaskManagers the placement
-    gives no subtask of this graph do not appear.
-    """
-    per_tm: dict[TaskManagerId, list[SubtaskBuffers]] = {}
-    for sb in subtask_buffers(graph, settings, slots_per_taskmanager, all_remote=all_remote,
-                              placement=placement):
-        per_tm.setdefault(sb.taskmanager, []).append(sb)
-    locality = ", every channel remote" if all_remote else ", same-TaskManager channels local"
-    if placement is None:
-        assumption = (f"default slot sharing, {slots_per_taskmanager} slots per TaskManager, slot k holds "
-                      f"subtask k of every vertex{locality}")
-    else:
-        assumption = f"subtasks placed as given ({len(per_tm)} TaskManager(s)){locality}"
-    order = {v.id: n for n, v in enumerate(graph.vertices)}
-    out = []
-    for tm, subtasks in sorted(per_tm.items(), key=lambda item: (isinstance(item[0], str), item[0])):
-        subtasks.sort(key=lambda s: (s.subtask, order[s.vertex_id]))
-        requests = tuple(r for s in subtasks for r in s.requests())
-        out.append(TaskManagerBuffers(tm, sum(s.required for s in subtasks), sum(s.target for s in subtasks),
-                                      len(subtasks), requests, assumption))
-    return out
+    def each_request(self) -> tuple[Request, ...]:
+        """Every request one by one (runs expanded): as many as the TaskManager's subtasks make."""
+        return tuple(r for item in self.requests
+                     for r in (item.each() if isinstance(item, RequestRun) else (item,)))
 
 
 _NO_TASKMANAGER = frozenset({"", "(unassigned)"})
@@ -679,19 +634,22 @@ def worst_case_taskmanager_buffers(parallelism: int, slots: int, settings: Buffe
     per_slot_required = n * (gate.required + part.required)
     per_slot_target = n * (gate.target + part.announced)
     s = min(s, p)  # default slot sharing fills only as many slots as the parallelism
-    requests: list[Request] = []
-    for slot in range(s):
-        for e in range(n):
-            requests.append(Request(f"slot {slot} exchange {e} result partition", part.required))
-        for e in range(n):
-            requests.append(Request(f"slot {slot} exchange {e} input gate floating pool", gate.floating_min,
-                                    1, 1))
-            if gate.exclusive_per_channel:
-                requests.append(Request(f"slot {slot} exchange {e} input gate exclusive buffers",
-                                        gate.exclusive_per_channel, gate.remote_channels, 2))
+    # Every slot makes the same requests: one run of ``s`` slots.
+    pattern: list[Request] = []
+    names: list[tuple[str, str]] = []
+    for e in range(n):
+        pattern.append(Request("", part.required))
+        names.append(("slot ", f" exchange {e} result partition"))
+    for e in range(n):
+        pattern.append(Request("", gate.floating_min, 1, 1))
+        names.append(("slot ", f" exchange {e} input gate floating pool"))
+        if gate.exclusive_per_channel:
+            pattern.append(Request("", gate.exclusive_per_channel, gate.remote_channels, 2))
+            names.append(("slot ", f" exchange {e} input gate exclusive buffers"))
+    requests = (RequestRun(0, s, tuple(pattern), tuple(names)),)
     assumption = (f"chain of {n} all-to-all exchange(s) at parallelism {p}, {s} slots per TaskManager with "
                   "default slot sharing, every channel remote")
-    return TaskManagerBuffers(0, s * per_slot_required, s * per_slot_target, s * (n + 1), tuple(requests),
+    return TaskManagerBuffers(0, s * per_slot_required, s * per_slot_target, s * (n + 1), requests,
                               assumption)
 
 
@@ -699,10 +657,11 @@ def worst_case_taskmanager_buffers(parallelism: int, slots: int, settings: Buffe
 # Does it fit?
 # ---------------------------------------------------------------------------------------------
 
-@dataclass(frozen=True)
-class NetworkFit:
+class NetworkFit(Record):
     """Whether a TaskManager's network buffers cover what its subtasks request."""
 
+    __slots__ = _fields = ("fits", "required", "target", "total_buffers", "segment_bytes", "failing_request",
+                           "available_at_failure", "failing_what", "message", "racing")
     fits: bool
     required: int               # buffers the TaskManager must hand out at start-up
     target: int                 # buffers its pools grow to
@@ -715,7 +674,13 @@ class NetworkFit:
     # Other request sizes in the failing demand. Its tasks set up side by side, so which request Flink
     # meets first without room is a race: it may name one of these instead (with fewer available than
     # the size). Empty: every request has one size and Flink's numbers are exactly these.
-    racing: tuple[int, ...] = ()
+    racing: tuple[int, ...]
+
+    def __init__(self, fits: bool, required: int, target: int, total_buffers: int, segment_bytes: int,
+                 failing_request: int | None, available_at_failure: int | None, failing_what: str | None,
+                 message: str | None, racing: tuple[int, ...] = ()) -> None:
+        store(self, (fits, required, target, total_buffers, segment_bytes, failing_request,
+                     available_at_failure, failing_what, message, racing))
 
     @property
     def racing_text(self) -> str:
@@ -761,31 +726,49 @@ def fits(demand: TaskManagerBuffers | int, total_buffers: int, segment_bytes: in
     deploy at once, so every task's result partitions are set up before the input gates' pools and
     exclusive buffers), so the numbers are those Flink prints for the first failing request. The
     verdict never depends on the order; the printed figures can, where requests of different sizes
-    race in one phase. With a plain int the whole demand is one request.
+    race in one phase. With a plain int the whole demand is one request. A run of identical subtasks
+    is replayed in whole repetitions at once, then request by request in the one that fails.
     """
     total = _positive_int("total_buffers", total_buffers, allow_zero=True)
     seg = _positive_int("segment_bytes", segment_bytes)
     if isinstance(demand, int) and not isinstance(demand, bool):
         required = _positive_int("required buffers", demand, allow_zero=True)
         target = required
-        requests: Iterable[Request] = (Request("all pools", required),)
+        items: Sequence[Request | RequestRun] = ()
     elif isinstance(demand, TaskManagerBuffers):
         required, target = demand.required, demand.target
-        requests = sorted(demand.requests, key=lambda r: r.phase) or (Request("all pools", required),)
+        items = demand.requests
     else:
         raise ModelInputError(f"cannot check the fit of a {type(demand).__name__}")
+    # (run, named as given): a single request is a run of one, its name its own.
+    runs = [(item, False) if isinstance(item, RequestRun) else (RequestRun(0, 1, (item,), (("", ""),)), True)
+            for item in items if not isinstance(item, RequestRun) or item.repeat > 0]
+    if not runs:
+        runs = [(RequestRun(0, 1, (Request("all pools", required),), (("", ""),)), True)]
+    sizes_all = {r.size for run, _ in runs for r in run.pattern if r.size > 0}
     used = 0
-    for request in requests:
-        if request.size <= 0:
-            continue
-        room = total - used
-        if request.size * request.count <= room:
-            used += request.size * request.count
-            continue
-        granted = room // request.size  # the first request that no longer fits
-        used += granted * request.size
-        available = total - used
-        sizes = sorted({r.size for r in requests if r.size > 0} - {request.size}, reverse=True)
-        return NetworkFit(False, required, target, total, seg, request.size, available, request.what,
-                          insufficient_buffers_message(request.size, available, total, seg), tuple(sizes))
+    for phase in sorted({r.phase for run, _ in runs for r in run.pattern}):
+        for run, single in runs:
+            part = [(n, r) for n, r in enumerate(run.pattern) if r.phase == phase and r.size > 0]
+            if not part:
+                continue
+            per_index = sum(r.size * r.count for _, r in part)
+            if per_index * run.repeat <= total - used:
+                used += per_index * run.repeat
+                continue
+            whole = (total - used) // per_index     # repetitions that still fit entirely
+            used += whole * per_index
+            for n, request in part:
+                room = total - used
+                if request.size * request.count <= room:
+                    used += request.size * request.count
+                    continue
+                granted = room // request.size  # the first request that no longer fits
+                used += granted * request.size
+                available = total - used
+                what = run.pattern[n].what if single else run.name(n, run.first + whole)
+                sizes = sorted(sizes_all - {request.size}, reverse=True)
+                return NetworkFit(False, required, target, total, seg, request.size, available, what,
+                                  insufficient_buffers_message(request.size, available, total, seg),
+                                  tuple(sizes))
     return NetworkFit(True, required, target, total, seg, None, None, None, None)

@@ -21,10 +21,9 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, fields
 from typing import Any
 
-from flinktune.config.record import Record, set_field
+from flinktune.config.record import Record, set_field, store
 from flinktune.errors import FlinktuneError, ModelInputError
 from flinktune.model.javanum import (
     INT_MAX,
@@ -96,11 +95,6 @@ DEFAULT_JM_OFF_HEAP = 128 * MIB
 MIN_PAGE_SIZE = 4096  # MemoryManager.MIN_PAGE_SIZE
 
 
-def _store(record: Record, values: tuple[object, ...]) -> None:
-    for name, value in zip(record._fields, values, strict=True):
-        set_field(record, name, value)
-
-
 def default_network_max_bytes(version: FlinkVersion) -> int:
     """``taskmanager.memory.network.max`` default: 1g up to 1.16, unbounded from 1.17."""
     return GIB if version < FlinkVersion(1, 17) else LONG_MAX
@@ -115,34 +109,42 @@ class MemoryConfigError(ModelInputError):
     """A memory configuration Flink refuses at start-up; the message is Flink's own text."""
 
 
-@dataclass(frozen=True)
-class TaskManagerMemoryOptions:
+class _MemoryOptions(Record):
+    """Memory options a configuration sets explicitly, by position or by name (None: not set), each
+    checked as ``_check_field`` says; ``_keys`` maps each field to its config keys."""
+
+    __slots__ = ()
+    _keys: Mapping[str, tuple[str, ...]] = {}
+
+    def __init__(self, *values: int | float | None, **given: int | float | None) -> None:
+        _init_options(self, values, given, self._keys)
+
+
+class TaskManagerMemoryOptions(_MemoryOptions):
     """The TaskManager memory options a configuration sets explicitly (None = not set).
 
     Sizes in bytes, fractions as written (the derivation applies Java's float rounding).
     """
 
-    process_bytes: int | None = None
-    flink_bytes: int | None = None
-    task_heap_bytes: int | None = None
-    managed_bytes: int | None = None
-    managed_fraction: float | None = None
-    framework_heap_bytes: int | None = None
-    framework_off_heap_bytes: int | None = None
-    task_off_heap_bytes: int | None = None
-    network_fraction: float | None = None
-    network_min_bytes: int | None = None
-    network_max_bytes: int | None = None
-    jvm_metaspace_bytes: int | None = None
-    jvm_overhead_fraction: float | None = None
-    jvm_overhead_min_bytes: int | None = None
-    jvm_overhead_max_bytes: int | None = None
-    segment_bytes: int | None = None
-    legacy_number_of_buffers: int | None = None
-
-    def __post_init__(self) -> None:
-        for item in fields(self):
-            _check_field(item.name, getattr(self, item.name), TM_KEYS)
+    __slots__ = _fields = tuple(TM_KEYS)
+    process_bytes: int | None
+    flink_bytes: int | None
+    task_heap_bytes: int | None
+    managed_bytes: int | None
+    managed_fraction: float | None
+    framework_heap_bytes: int | None
+    framework_off_heap_bytes: int | None
+    task_off_heap_bytes: int | None
+    network_fraction: float | None
+    network_min_bytes: int | None
+    network_max_bytes: int | None
+    jvm_metaspace_bytes: int | None
+    jvm_overhead_fraction: float | None
+    jvm_overhead_min_bytes: int | None
+    jvm_overhead_max_bytes: int | None
+    segment_bytes: int | None
+    legacy_number_of_buffers: int | None
+    _keys = TM_KEYS
 
 
 class TaskManagerMemory(Record):
@@ -173,7 +175,7 @@ class TaskManagerMemory(Record):
                  framework_off_heap_bytes: int, task_heap_bytes: int, task_off_heap_bytes: int,
                  network_bytes: int, managed_bytes: int, jvm_metaspace_bytes: int, jvm_overhead_bytes: int,
                  segment_bytes: int, network_source: str, notes: tuple[str, ...] = ()) -> None:
-        _store(self, (version, path, framework_heap_bytes, framework_off_heap_bytes, task_heap_bytes,
+        store(self, (version, path, framework_heap_bytes, framework_off_heap_bytes, task_heap_bytes,
                       task_off_heap_bytes, network_bytes, managed_bytes, jvm_metaspace_bytes,
                       jvm_overhead_bytes, segment_bytes, network_source, notes))
 
@@ -236,6 +238,20 @@ def _check_field(name: str, value: object, keys: Mapping[str, tuple[str, ...]]) 
         raise ModelInputError(f"{key} exceeds a 64-bit byte count")
 
 
+def _init_options(record: Record, values: tuple[object, ...], given: Mapping[str, object],
+                  keys: Mapping[str, tuple[str, ...]]) -> None:
+    """Store an options record's fields, by position or by name (None: not set), each checked as
+    ``_check_field`` says."""
+    given = {**dict(zip(record._fields, values, strict=False)), **given}
+    unknown = sorted(given.keys() - keys.keys())
+    if unknown or len(values) > len(record._fields):
+        raise TypeError(f"{type(record).__name__}() got an unexpected argument {unknown[:1] or values}")
+    for name in record._fields:
+        value = given.get(name)
+        _check_field(name, value, keys)
+        set_field(record, name, value)
+
+
 # ---------------------------------------------------------------------------------------------
 # RangeFraction and the capped derivations (ProcessMemoryUtils)
 # ---------------------------------------------------------------------------------------------
@@ -249,7 +265,7 @@ class _Range(Record):
     fraction: float   # already float-rounded and widened, as Flink holds it
 
     def __init__(self, min_bytes: int, max_bytes: int, fraction: float) -> None:
-        _store(self, (min_bytes, max_bytes, fraction))
+        store(self, (min_bytes, max_bytes, fraction))
 
 
 def _range(option: str, fraction: float, min_bytes: int, max_bytes: int, default_text: str,
@@ -330,7 +346,7 @@ class _TmResolved(Record):
     def __init__(self, framework_heap: int, framework_off_heap: int, task_off_heap: int, metaspace: int,
                  segment: int, network: _Range, managed: _Range, overhead: _Range,
                  legacy_network_bytes: int | None, network_fraction_set: bool) -> None:
-        _store(self, (framework_heap, framework_off_heap, task_off_heap, metaspace, segment, network, managed,
+        store(self, (framework_heap, framework_off_heap, task_off_heap, metaspace, segment, network, managed,
                       overhead, legacy_network_bytes, network_fraction_set))
 
 
@@ -563,22 +579,19 @@ def _derive_tm(o: TaskManagerMemoryOptions, version: FlinkVersion, notes: list[s
 # JobManager (JobManagerFlinkMemoryUtils + ProcessMemoryUtils)
 # ---------------------------------------------------------------------------------------------
 
-@dataclass(frozen=True)
-class JobManagerMemoryOptions:
+class JobManagerMemoryOptions(_MemoryOptions):
     """The JobManager memory options a config sets (None: not set)."""
 
-    process_bytes: int | None = None
-    flink_bytes: int | None = None
-    heap_bytes: int | None = None
-    off_heap_bytes: int | None = None
-    jvm_metaspace_bytes: int | None = None
-    jvm_overhead_fraction: float | None = None
-    jvm_overhead_min_bytes: int | None = None
-    jvm_overhead_max_bytes: int | None = None
-
-    def __post_init__(self) -> None:
-        for item in fields(self):
-            _check_field(item.name, getattr(self, item.name), JM_KEYS)
+    __slots__ = _fields = tuple(JM_KEYS)
+    process_bytes: int | None
+    flink_bytes: int | None
+    heap_bytes: int | None
+    off_heap_bytes: int | None
+    jvm_metaspace_bytes: int | None
+    jvm_overhead_fraction: float | None
+    jvm_overhead_min_bytes: int | None
+    jvm_overhead_max_bytes: int | None
+    _keys = JM_KEYS
 
 
 class JobManagerMemory(Record):
@@ -594,7 +607,7 @@ class JobManagerMemory(Record):
 
     def __init__(self, path: str, heap_bytes: int, off_heap_bytes: int, jvm_metaspace_bytes: int,
                  jvm_overhead_bytes: int) -> None:
-        _store(self, (path, heap_bytes, off_heap_bytes, jvm_metaspace_bytes, jvm_overhead_bytes))
+        store(self, (path, heap_bytes, off_heap_bytes, jvm_metaspace_bytes, jvm_overhead_bytes))
 
     @property
     def total_flink_bytes(self) -> int:

@@ -16,9 +16,9 @@ Numpy-free: the lint path imports this module.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
+from flinktune.config.record import Record, replace, store
 from flinktune.errors import FlinktuneError, ModelInputError
 from flinktune.model import buffers as mb
 from flinktune.model.memory import (
@@ -32,31 +32,35 @@ from flinktune.versions import FlinkVersion
 
 if TYPE_CHECKING:
     from flinktune.model.batch import AssumedParallelism, BatchDemand
-# model.batch is imported where a plan or a batch workload needs it: lint's start-up on a streaming
-# file does not pay for it.
+# model.batch and model.layout are imported where a plan or a batch workload needs them: lint's
+# start-up on a streaming file does not pay for them.
 
 # Fixes are sized with this margin above Flink's exact requirement (never exactly 100%).
 DEFAULT_HEADROOM = 0.25
 MIB = 1024 * 1024
 
 
-@dataclass(frozen=True)
-class MemoryVerdict:
+class MemoryVerdict(Record):
     """The TaskManager memory Flink derives, or its refusal."""
 
+    __slots__ = _fields = ("memory", "error", "sized")
     memory: TaskManagerMemory | None
     error: str | None            # Flink's exception text when it refuses to start
     sized: bool                  # the configuration sets a size at all
+
+    def __init__(self, memory: TaskManagerMemory | None, error: str | None, sized: bool) -> None:
+        store(self, (memory, error, sized))
 
     @property
     def refused(self) -> bool:
         return self.error is not None
 
 
-@dataclass(frozen=True)
-class NetworkVerdict:
+class NetworkVerdict(Record):
     """The network-buffer demand of the busiest TaskManager against what its memory gives."""
 
+    __slots__ = _fields = ("memory", "settings", "settings_error", "parallelism", "slots", "exchanges",
+                           "graph_known", "demand", "minimum_demand", "fit", "minimum_fit")
     memory: MemoryVerdict
     settings: mb.BufferSettings | None      # None: a buffer option Flink would refuse
     settings_error: str | None
@@ -68,6 +72,14 @@ class NetworkVerdict:
     minimum_demand: mb.TaskManagerBuffers | None   # one exchange (only when exchanges is the default)
     fit: mb.NetworkFit | None                 # None when memory or settings are unknown
     minimum_fit: mb.NetworkFit | None
+
+    def __init__(self, memory: MemoryVerdict, settings: mb.BufferSettings | None, settings_error: str | None,
+                 parallelism: Sourced[int], slots: Sourced[int], exchanges: Sourced[int] | None,
+                 graph_known: bool, demand: mb.TaskManagerBuffers | None,
+                 minimum_demand: mb.TaskManagerBuffers | None,
+                 fit: mb.NetworkFit | None, minimum_fit: mb.NetworkFit | None) -> None:
+        store(self, (memory, settings, settings_error, parallelism, slots, exchanges, graph_known, demand,
+                     minimum_demand, fit, minimum_fit))
 
     @property
     def segment_bytes(self) -> int | None:
@@ -305,15 +317,16 @@ def buffer_demand(situation: Situation, settings: mb.BufferSettings, exchanges: 
         return batch.busiest
     slots = situation.slots.value
     if situation.plan is not None:
+        from flinktune.model.layout import busiest_taskmanager_buffers
+
         graph = plan_graph(situation)[0]  # type: ignore[index]
         placement = situation.placement
         if placement is not None:
             try:
-                return mb.busiest_taskmanager(mb.taskmanager_buffers(graph, settings, slots,
-                                                                     placement=placement))
+                return busiest_taskmanager_buffers(graph, settings, slots, placement=placement)
             except ModelInputError:
                 pass   # a placement from another run: the default placement stands in (stated)
-        return mb.busiest_taskmanager(mb.taskmanager_buffers(graph, settings, slots))
+        return busiest_taskmanager_buffers(graph, settings, slots)
     n = situation.exchanges.value if exchanges is None else exchanges
     cases = [mb.worst_case_taskmanager_buffers(situation.parallelism.value, slots, settings, exchanges=n,
                                                partition_type=t) for t in _partition_types(situation)]
@@ -376,8 +389,6 @@ _MAX_TOTAL = 1024**4   # 1 TiB: past this, no single TaskManager size is a sensi
 
 
 def _with_setting(situation: Situation, key: str, value: str) -> Situation:
-    from dataclasses import replace
-
     from flinktune.config.types import ConfigEntry
 
     document = situation.document

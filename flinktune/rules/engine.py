@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import Any
 
 from flinktune.change import Applicability, Change
 from flinktune.config.types import ConfigDocument, ConfigEntry
@@ -237,6 +236,19 @@ def _key_form(node: Node) -> tuple[object, ...] | None:
     return None
 
 
+_KeyTest = tuple[tuple[object, ...], Callable[[RuleContext, str], bool]]
+_KEY_PLANS: dict[str, tuple[frozenset[str] | None, _KeyTest | None]] = {}
+
+
+def _key_plan(condition: Condition) -> tuple[frozenset[str] | None, _KeyTest | None]:
+    """(``_key_guard``, ``_key_test``) of a key-scope condition, worked out once per condition text
+    (every file of a lint runs the same rules)."""
+    found = _KEY_PLANS.get(condition.source)
+    if found is None:
+        found = _KEY_PLANS[condition.source] = (_key_guard(condition), _key_test(condition))
+    return found
+
+
 def _key_test(condition: Condition) -> tuple[tuple[object, ...], Callable[[RuleContext, str], bool]] | None:
     """The first test of a key-scope condition (alone, or the first operand of ``and``) when it
     depends on the key and the version only, compiled to a plain function of (context, key): where it
@@ -289,14 +301,12 @@ def _document_test(rule: Rule) -> Condition | None:
     return Condition(rule.condition.source, first)
 
 
-def _guards(rule: Rule) -> tuple[Any, Any, Any]:
-    """(document test, key guard, key test) of a key-scope rule: what its condition's shape allows to
-    skip, worked out once per rule (a cache beside the frozen value)."""
-    found = rule.__dict__.get("_guards")
-    if found is None:
-        found = rule.__dict__["_guards"] = (_document_test(rule), _key_guard(rule.condition),
-                                            _key_test(rule.condition))
-    return found  # type: ignore[no-any-return]
+def _whole_document_test(rule: Rule) -> Condition | None:
+    """The part of a key-scope rule's condition that does not depend on the key (false: the rule
+    cannot fire anywhere in this document), worked out once per rule (a cache beside the frozen value)."""
+    if "_document_test" not in rule.__dict__:
+        rule.__dict__["_document_test"] = _document_test(rule)
+    return rule.__dict__["_document_test"]  # type: ignore[no-any-return]
 
 
 def _mentions_key(form: object) -> bool:
@@ -359,9 +369,9 @@ def evaluate_document(ruleset: RuleSet, document: ConfigDocument, version: Flink
             findings.append(found)
     key_rules = ruleset.for_scope("key", version)
     if key_rules:
-        guards = []
+        live = []
         for rule in key_rules:
-            whole, key_guard, key_test = _guards(rule)
+            whole = _whole_document_test(rule)
             if whole is not None:
                 budget = Budget()
                 try:
@@ -370,26 +380,49 @@ def evaluate_document(ruleset: RuleSet, document: ConfigDocument, version: Flink
                         continue          # false for every entry of this document
                 except ConditionError:
                     pass                  # let the rule's own run report the error
-            guards.append((rule, key_guard, key_test))
+            live.append(rule)
+        plan = [(rule, *_key_plan(rule.condition)) for rule in live]
+        # Which rules can fire for a key, found without walking every rule for every entry: the
+        # rules with neither a key guard nor a key test always run; guarded ones are indexed by the
+        # keys their guard names; tested ones are grouped by their test, evaluated once per key.
+        always = [n for n, (_rule, guard, test) in enumerate(plan) if guard is None and test is None]
+        by_key: dict[str, list[int]] = {}
+        by_test: dict[tuple[object, ...], tuple[Callable[[RuleContext, str], bool], list[int]]] = {}
+        for n, (_rule, guard, test) in enumerate(plan):
+            if guard is not None:
+                for key in guard:
+                    by_key.setdefault(key, []).append(n)
+            elif test is not None:
+                by_test.setdefault(test[0], (test[1], []))[1].append(n)
         # The value of each distinct key-only first test per key (rules share them: status(key) == ...).
         tested: dict[tuple[object, ...], bool] = {}
+
+        def passes(key: str, form: tuple[object, ...], test: Callable[[RuleContext, str], bool]) -> bool:
+            found = tested.get((key, form))
+            if found is None:
+                try:
+                    found = tested[(key, form)] = test(context, key)
+                except ConditionError:
+                    found = True     # let the rule's own run report the error
+            return found
+
         for entry in document.entries:
-            bindings = {**base, "key": entry.key, "value": to_value(entry.value), "raw": entry.raw,
+            key = entry.key
+            picked = [*always, *by_key.get(key, ())]
+            for form, (test, numbers) in by_test.items():
+                if passes(key, form, test):
+                    picked += numbers
+            if not picked:
+                continue                      # every rule's condition is false at its first test
+            picked.sort()                     # the rules' own order
+            bindings = {**base, "key": key, "value": to_value(entry.value), "raw": entry.raw,
                         "line": entry.line}
             where = f"{entry.file}:{entry.line}"
-            here = Location(entry.file, entry.line, entry.key)
-            for rule, guard, test in guards:
-                if guard is not None and entry.key not in guard:
-                    continue                  # its condition is false for this key at its first test
-                if test is not None:
-                    passes = tested.get((entry.key, test[0]))
-                    if passes is None:
-                        try:
-                            passes = tested[(entry.key, test[0])] = test[1](context, entry.key)
-                        except ConditionError:
-                            passes = True     # let the rule's own run report the error
-                    if not passes:
-                        continue              # 'and' stops at a false first operand
+            here = Location(entry.file, entry.line, key)
+            for n in picked:
+                rule, guard, test = plan[n]
+                if guard is not None and test is not None and not passes(key, test[0], test[1]):
+                    continue                  # 'and' stops at a false first operand
                 # _Names copies the bindings only to store let values, so one dict serves every rule.
                 found = _run(rule, bindings, context, where, here, entry.file)
                 if found is not None:

@@ -32,9 +32,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 
-from flinktune.config.record import Record, set_field
+from flinktune.config.record import Record, set_field, store
 from flinktune.errors import ConditionError
 
 # Bounds for untrusted rule text.
@@ -793,16 +792,20 @@ def _equal(left: object, right: object) -> bool:
 # Evaluator
 
 
-@dataclass(frozen=True)
-class Function:
+class Function(Record):
     """A named function rules may call. ``impl(context, *args)`` returns plain data."""
 
+    __slots__ = _fields = ("name", "min_args", "max_args", "impl", "doc", "lazy")
     name: str
     min_args: int
     max_args: int
     impl: Callable[..., object]
-    doc: str = ""
-    lazy: bool = False        # receives unevaluated thunks (for if/coalesce)
+    doc: str
+    lazy: bool                # receives unevaluated thunks (for if/coalesce)
+
+    def __init__(self, name: str, min_args: int, max_args: int, impl: Callable[..., object], doc: str = "",
+                 lazy: bool = False) -> None:
+        store(self, (name, min_args, max_args, impl, doc, lazy))
 
     def arity_text(self) -> str:
         if self.min_args == self.max_args:

@@ -267,24 +267,26 @@ def _salt() -> bytes:
     return sha256(b"\0".join(parts)).digest()
 
 
-def _cache_path() -> Path | None:
+def cache_path(name: str = CACHE_FILE_NAME) -> Path | None:
+    """Where the cache file ``name`` lives (docs/security.md); None when caches are turned off."""
     if os.environ.get("FLINKTUNE_NO_CACHE"):
         return None
     base = os.environ.get("FLINKTUNE_CACHE_DIR")
     if base:
-        return Path(base) / CACHE_FILE_NAME
+        return Path(base) / name
     xdg = os.environ.get("XDG_CACHE_HOME")
     root = Path(xdg) if xdg else Path.home() / ".cache"
-    return root / "flinktune" / CACHE_FILE_NAME
+    return root / "flinktune" / name
 
 
 class ValidatedCache:
     """Content hash of a rule file -> its validated data. Best effort: unreadable or unwritable
-    caches are ignored, and only files that validated cleanly are stored."""
+    caches are ignored, and only files that validated cleanly are stored. ``salt``: what else the
+    data depends on (default: flinktune's version and its rule validation code)."""
 
-    def __init__(self, path: Path | None) -> None:
+    def __init__(self, path: Path | None, salt: bytes | None = None) -> None:
         self.path = path
-        self.salt = _salt()
+        self.salt = _salt() if salt is None else salt
         self.entries: dict[str, Any] = {}
         self.others: list[str] = []               # other salts' lines, kept undecoded
         self.used: dict[str, Any] = {}
@@ -511,7 +513,7 @@ def build_ruleset(texts: Iterable[RuleText]) -> RuleSet:
     """Compile every text; raise one RuleError carrying every problem in every file."""
     rules: list[Rule] = []
     problems: list[str] = []
-    cache = ValidatedCache(_cache_path())
+    cache = ValidatedCache(cache_path())
     for text in texts:
         rule, found = compile_rule(text, cache)
         problems.extend(found)

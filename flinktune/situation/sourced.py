@@ -3,8 +3,9 @@ assumptions, and a finding can cite the file and line it used."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Generic, TypeVar
+
+from flinktune.config.record import Record, store
 
 T = TypeVar("T")
 
@@ -13,16 +14,20 @@ SOURCES = ("flag", "profile", "project", "comment", "config", "spec", "deploymen
            "inferred", "derived", "default")
 
 
-@dataclass(frozen=True)
-class Sourced(Generic[T]):
+class Sourced(Record, Generic[T]):
     """``value`` and its origin: ``source`` is one of SOURCES; ``file``/``line`` point at the text
     when there is one; ``detail`` names the key, flag or field (``spec.job.parallelism``)."""
 
+    __slots__ = _fields = ("value", "source", "file", "line", "detail")
     value: T
     source: str
-    file: str | None = None
-    line: int | None = None
-    detail: str = ""
+    file: str | None
+    line: int | None
+    detail: str
+
+    def __init__(self, value: T, source: str, file: str | None = None, line: int | None = None,
+                 detail: str = "") -> None:
+        store(self, (value, source, file, line, detail))
 
     def describe(self) -> str:
         """``flag --rtt``, ``profile.yaml:3``, ``conf.yaml:12 (taskmanager.heap.size)``, ``default``."""

@@ -26,6 +26,7 @@ from flinktune.config.reader import read_config_text
 from flinktune.findings import Severity
 from flinktune.lint import LintOptions, lint_paths
 from flinktune.model import buffers as mb
+from flinktune.model import layout
 from flinktune.model.memory import derive_taskmanager_memory, taskmanager_memory_options
 from flinktune.versions import parse_version
 
@@ -75,7 +76,7 @@ def real_fit(text: str, graph: mb.JobGraph, slots: int, version=V120) -> mb.Netw
 
     settings = mb.buffer_settings(version, buffers_per_channel=given(BPC),
                                   floating_per_gate=given("taskmanager.network.memory.floating-buffers-per-gate"))
-    demand = mb.busiest_taskmanager(mb.taskmanager_buffers(graph, settings, slots))
+    demand = mb.busiest_taskmanager(layout.taskmanager_buffers(graph, settings, slots))
     return mb.fits(demand, memory.network_buffers, memory.segment_bytes)
 
 

@@ -376,3 +376,33 @@ def test_request_timeout_rename_and_netty_keys(catalog):
     read_max = "taskmanager.network.memory.read-buffer.required-per-gate.max"
     assert catalog.lookup(read_max, V(1, 16)).kind == "not-yet"
     assert catalog.spec(read_max, V(2, 0)).default is None
+
+
+def test_keys_per_version_and_map_families_equal_a_full_decode():
+    # The per-version key lists and the Map / open-ended families are built reading only each entry's
+    # "present" runs or its text, not every entry whole (issue 26): a plain json.loads of the whole
+    # file must give the same. A fresh catalog, so that no entry is decoded yet.
+    import re
+
+    fresh = load_catalog.__wrapped__()
+    data = json.loads(resources.files("flinktune").joinpath("data", "flink_options.json").read_text("utf-8"))
+    index = {v: i for i, v in enumerate(data["versions"])}
+    placeholder = re.compile(r"<[^<>.]+>")
+
+    def present(runs, i):
+        return any(index[a] <= i <= index[b] for a, b, *_ in runs)
+
+    for i, version in enumerate(fresh.versions):
+        options = tuple(k for k, e in data["options"].items() if present(e["present"], i))
+        assert fresh.option_keys(version) == options
+        aliases = tuple(k for k, runs in data["aliases"].items() if present(runs, i))
+        assert fresh.alias_keys(version) == aliases
+        expected = []
+        for key in options:
+            open_ended = placeholder.search(key.rsplit(".", 1)[-1]) is not None
+            spec = fresh.spec(key, version)
+            if spec is not None and spec.type == "Map":
+                expected.append(key + ".*")
+            elif spec is not None and open_ended:
+                expected.append(key)
+        assert [f.pattern for f in fresh._map_and_open_templates(version)] == expected

@@ -38,9 +38,9 @@ from flinktune.model.buffers import (
     fits,
     job_graph_from_plan,
     placement_from_job_json,
-    taskmanager_buffers,
     worst_case_taskmanager_buffers,
 )
+from flinktune.model.layout import taskmanager_buffers
 from flinktune.versions import FlinkVersion
 
 pytestmark = pytest.mark.flink

@@ -27,8 +27,8 @@ from flinktune.model.buffers import (
     fits,
     job_graph_from_plan,
     placement_from_job_json,
-    taskmanager_buffers,
 )
+from flinktune.model.layout import taskmanager_buffers
 from flinktune.versions import FlinkVersion
 
 from .conftest import flink_dist_version

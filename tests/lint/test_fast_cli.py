@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
-import typer.main
+from testkit import check_plain_options, heavy_imports, typer_parsed
 from typer.testing import CliRunner
 
 from flinktune.cli import lint_run
@@ -30,35 +30,8 @@ def _no_project_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("GITHUB_ACTIONS", raising=False)
 
 
-def _lint_command():  # type: ignore[no-untyped-def]
-    return typer.main.get_command(app).commands["lint"]  # type: ignore[attr-defined]
-
-
 def test_option_table_matches_the_typer_command() -> None:
-    seen: set[str] = set()
-    for param in _lint_command().params:
-        if param.param_type_name == "argument":
-            assert param.name == "files" and param.nargs == -1 and param.required
-            continue
-        if param.name == "help":
-            continue
-        for flag in (*param.opts, *param.secondary_opts):
-            assert flag in OPTIONS, f"{flag} is an option of `flinktune lint` but not in lint_run.OPTIONS"
-            field, kind = OPTIONS[flag]
-            assert field == param.name, flag
-            assert (kind == "flag") == bool(param.is_flag), flag
-            assert kind.endswith("*") == bool(param.multiple), flag
-            annotation = param.type_descriptor.annotation
-            expected = {"flag": bool, "int": int, "str": str, "path": Path}[kind.rstrip("*")]
-            if kind.endswith("*"):
-                assert annotation == list[expected], (flag, annotation)  # type: ignore[valid-type]
-            else:
-                assert annotation is expected, (flag, annotation)
-            assert param.min == (1 if kind == "int" else None), flag
-            assert param.envvar is None, flag           # no environment variables to honour
-            seen.add(flag)
-    assert seen == set(OPTIONS), f"options only in lint_run.OPTIONS: {sorted(set(OPTIONS) - seen)}"
-    assert set(LintArgs._fields) == {field for field, _ in OPTIONS.values()} | {"files"}
+    check_plain_options("lint", OPTIONS, LintArgs._fields, ("files", -1))
 
 
 COMMAND_LINES = [
@@ -77,16 +50,7 @@ COMMAND_LINES = [
 
 @pytest.mark.parametrize("argv", COMMAND_LINES, ids=lambda argv: " ".join(argv))
 def test_same_arguments_as_typer(argv: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
-    captured: list[LintArgs] = []
-
-    def fake_run(args: LintArgs, **_: object) -> int:
-        captured.append(args)
-        return 0
-
-    monkeypatch.setattr(lint_run, "run_lint", fake_run)
-    result = CliRunner().invoke(app, ["lint", *argv])
-    assert result.exit_code == 0, result.output
-    assert parse_lint_args(argv) == captured[0]
+    assert parse_lint_args(argv) == typer_parsed(monkeypatch, lint_run, "run_lint", "lint", argv)
 
 
 @pytest.mark.parametrize("argv", [
@@ -141,24 +105,10 @@ def test_light_route_imports_neither_typer_nor_pydantic_numpy_pyspark(tmp_path: 
     # A complete config (with no memory size Flink refuses to start: FTC050/FTC051 would exit 1).
     conf.write_text("taskmanager.numberOfTaskSlots: 4\ntaskmanager.memory.process.size: 1728m\n"
                     "jobmanager.memory.process.size: 1600m\n", encoding="utf-8")
-    probe = (
-        "import sys\n"
-        f"sys.argv = ['flinktune', 'lint', {str(conf)!r}]\n"
-        "from flinktune.cli.app import main\n"
-        "try:\n"
-        "    main()\n"
-        "except SystemExit as done:\n"
-        "    code = done.code\n"
-        "heavy = sorted({m.split('.')[0] for m in sys.modules} & {'typer', 'click', 'rich', 'pydantic',"
-        " 'numpy', 'pyspark', 'yaml'})\n"
-        "print('EXIT', code, 'HEAVY=' + ','.join(heavy))\n"
-    )
     # Twice: the first run may fill the validated-rules cache (pydantic), the second must not need it.
     for _ in range(2):
-        result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=tmp_path,
-                                timeout=120)
-        assert result.returncode == 0, result.stderr
-    assert result.stdout.strip().splitlines()[-1] == "EXIT 0 HEAVY=", result.stdout
+        code, heavy = heavy_imports(["lint", str(conf)], tmp_path)
+    assert (code, heavy) == (0, set())
 
 
 def test_typer_still_serves_help_and_usage_errors(tmp_path: Path) -> None:

@@ -68,3 +68,51 @@ def test_invalid_values(tmp_path: Path, text: str, match: str) -> None:
 def test_explicit_config_missing(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="not found"):
         discover(tmp_path, tmp_path / "nope.yaml")
+
+
+PROBE = """
+import sys
+from pathlib import Path
+from flinktune.lint.project import discover
+config = discover(Path(sys.argv[1]))
+print(repr((config.select, config.ignore, config.severity, config.fail_on, config.flink_version)),
+      "yaml" in sys.modules)
+"""
+
+
+def _probe(folder: Path, cache: Path) -> tuple[str, str]:
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "FLINKTUNE_CACHE_DIR": str(cache)}
+    done = subprocess.run([sys.executable, "-c", PROBE, str(folder)], capture_output=True, text=True, env=env,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
+    settings, imported = done.stdout.rsplit(" ", 1)
+    return settings, imported.strip()
+
+
+def test_an_unchanged_yaml_project_config_is_read_without_pyyaml(tmp_path: Path) -> None:
+    # PyYAML is a slow import for a lint (issue 26): its reading of the file is cached by the file's hash.
+    (tmp_path / ".flinktune.yaml").write_text(
+        "select: [FTN, FTC]\nignore: [ftc009]\nseverity:\n  FTN001: error\nfail-on: error\n"
+        "flink-version: 1.17\n", encoding="utf-8")
+    first, second = _probe(tmp_path, tmp_path / "cache"), _probe(tmp_path, tmp_path / "cache")
+    assert first[0] == second[0] and "FTN001" in first[0] and "'1.17'" in first[0]
+    assert (first[1], second[1]) == ("True", "False")
+    # Another text is another key: read by PyYAML again.
+    (tmp_path / ".flinktune.yaml").write_text("ignore: [FTC009]\n", encoding="utf-8")
+    changed = _probe(tmp_path, tmp_path / "cache")
+    assert changed[1] == "True" and "FTN001" not in changed[0]
+
+
+def test_only_plain_json_data_is_cached() -> None:
+    import datetime
+
+    from flinktune.lint.project import _plain
+
+    assert _plain({"select": ["FTC"], "severity": {"FTC006": "warning"}, "n": 1, "x": 1.5, "b": None})
+    # What JSON would not give back as it was: dates, sets, bytes, keys other than text.
+    for value in ({"d": datetime.date(2020, 1, 1)}, {"s": {1, 2}}, {"b": b"x"}, {1: "a"}, ("t",)):
+        assert not _plain(value)

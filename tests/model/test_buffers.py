@@ -32,8 +32,6 @@ from flinktune.model.buffers import (
     Request,
     TaskManagerBuffers,
     Vertex,
-    _pointwise_consumer_range,
-    _pointwise_subpartitions,
     buffer_settings,
     busiest_taskmanager,
     chain_graph,
@@ -43,9 +41,9 @@ from flinktune.model.buffers import (
     job_graph_from_plan,
     pool_bound,
     result_partition_buffers,
-    taskmanager_buffers,
     worst_case_taskmanager_buffers,
 )
+from flinktune.model.layout import pointwise_consumer_range, pointwise_subpartitions, taskmanager_buffers
 from flinktune.versions import FlinkVersion
 
 V113, V114, V115, V116, V117, V120, V20 = (FlinkVersion(1, 13), FlinkVersion(1, 14), FlinkVersion(1, 15),
@@ -189,13 +187,13 @@ def test_pointwise_mapping_is_a_partition_of_the_consumers(p_up: int, p_down: in
     # contiguous producer range, and the consumers of each producer add up to its subpartitions.
     readers: dict[int, int] = {}
     for i in range(p_down):
-        a, b = _pointwise_consumer_range(i, p_up, p_down)
+        a, b = pointwise_consumer_range(i, p_up, p_down)
         assert 0 <= a < b <= p_up
         for j in range(a, b):
             readers[j] = readers.get(j, 0) + 1
     assert sorted(readers) == list(range(p_up))
     if p_up < p_down:
-        assert all(readers[j] == _pointwise_subpartitions(j, p_up, p_down) for j in range(p_up))
+        assert all(readers[j] == pointwise_subpartitions(j, p_up, p_down) for j in range(p_up))
         assert sum(readers.values()) == p_down
 
 

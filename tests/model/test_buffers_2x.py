@@ -21,8 +21,8 @@ from flinktune.model.buffers import (
     busiest_taskmanager,
     chain_graph,
     fits,
-    taskmanager_buffers,
 )
+from flinktune.model.layout import taskmanager_buffers
 from flinktune.versions import FlinkVersion
 
 V2 = [FlinkVersion(2, m) for m in range(4)]

@@ -18,8 +18,8 @@ from flinktune.model.buffers import (
     buffer_settings,
     busiest_taskmanager,
     chain_graph,
-    taskmanager_buffers,
 )
+from flinktune.model.layout import taskmanager_buffers
 from flinktune.model.operator_memory import network_segment_number, operator_network_memory
 from flinktune.versions import FlinkVersion
 

@@ -27,9 +27,8 @@ from flinktune.model.buffers import (
     fits,
     job_graph_from_plan,
     placement_from_job_json,
-    subtask_buffers,
-    taskmanager_buffers,
 )
+from flinktune.model.layout import subtask_buffers, taskmanager_buffers
 from flinktune.versions import FlinkVersion
 
 V116, V120 = FlinkVersion(1, 16), FlinkVersion(1, 20)

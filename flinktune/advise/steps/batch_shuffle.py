@@ -7,8 +7,6 @@ framework off-heap (TaskManagerOptions)."""
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from flinktune.advise.limits import (
     BATCH_FLOATING,
     HUGE_BATCH_PARALLELISM,
@@ -20,6 +18,7 @@ from flinktune.advise.limits import (
 from flinktune.advise.plan import Plan
 from flinktune.advise.state import KEY_FRAMEWORK_OFF_HEAP, KEY_READ, V2_0
 from flinktune.advise.text import mem_value, size_text
+from flinktune.config.record import replace
 from flinktune.errors import FlinktuneError
 from flinktune.model import buffers as mb
 from flinktune.model.batch import (

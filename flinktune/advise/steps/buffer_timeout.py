@@ -16,7 +16,6 @@ from flinktune.advise.state import (
     ConfigState,
 )
 from flinktune.advise.text import ms_text, nice_timeout_s, raw
-from flinktune.model.timeout import added_latency_s
 
 NAME = "buffer-timeout"
 
@@ -25,6 +24,8 @@ def _added(plan: Plan, state: ConfigState, timeout_s: float) -> float:
     job = plan.job
     offered = job.channel_offered_bytes_per_s
     if offered and job.record_bytes:
+        from flinktune.model.timeout import added_latency_s  # numpy: only with a rate
+
         return float(added_latency_s(offered / job.record_bytes, job.record_bytes, state.segment_bytes,
                                      timeout_s)[1])
     return timeout_s

@@ -15,7 +15,6 @@ from flinktune.advise.plan import Plan
 from flinktune.advise.state import KEY_SEGMENT, V2_0
 from flinktune.advise.text import mem_value, next_pow2, rate_text
 from flinktune.model import buffers as mb
-from flinktune.model.credit import buffers_for_throughput
 
 NAME = "credits"
 METRICS = ("channel_ceiling_bytes_per_s", "channel_throughput_bytes_per_s", "gate_inflight_bytes",
@@ -24,6 +23,8 @@ V1_20 = (1, 20)
 
 
 def credits_for(plan: Plan, bytes_per_s: float, seg: int) -> int:
+    from flinktune.model.credit import buffers_for_throughput  # numpy: only with a rate
+
     return int(buffers_for_throughput(bytes_per_s, seg, plan.job.rtt_s))
 
 
