@@ -1,4 +1,5 @@
-"""Flink versions flinktune supports, and the facts that hang on the version alone."""
+"""Flink versions flinktune supports (``RELEASES``), parsed and ordered; what changed in each is
+``flinktune.releases``."""
 
 from __future__ import annotations
 
@@ -68,20 +69,13 @@ class FlinkVersion:
     def __str__(self) -> str:
         return f"{self.major}.{self.minor}"
 
-    @property
-    def reads_only_config_yaml(self) -> bool:
-        """Flink 2.x reads only ``config.yaml`` (FLINK-33677, 2.0 release notes)."""
-        return self.major >= 2
 
-    @property
-    def supports_config_yaml(self) -> bool:
-        """``config.yaml`` (standard YAML) is read from 1.19 on (FLINK-33577)."""
-        return (self.major, self.minor) >= (1, 19)
-
-
+# The release lines flinktune knows, oldest first: adding a release is one entry here and its option
+# catalog (flinktune/data); what a release changed that flinktune models is in flinktune/releases.py.
+RELEASES: tuple[str, ...] = ("1.13", "1.14", "1.15", "1.16", "1.17", "1.18", "1.19", "1.20",
+                             "2.0", "2.1", "2.2", "2.3")
 SUPPORTED: tuple[FlinkVersion, ...] = tuple(
-    [FlinkVersion(1, m) for m in range(13, 21)] + [FlinkVersion(2, m) for m in range(0, 4)]
-)
+    FlinkVersion(int(major), int(minor)) for major, minor in (line.split(".") for line in RELEASES))
 # Used when neither the file nor --flink-version says which Flink it targets: the newest 1.x,
 # because most configs in the wild are flat flink-conf.yaml files for the 1.x line.
 DEFAULT_VERSION = FlinkVersion(1, 20)

@@ -17,6 +17,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "flinktune"
 # strictly lower layer; within a layer, parts may import only those listed in ALLOWED_SIDEWAYS.
 LAYERS: dict[str, int] = {
     "__init__": 0, "__main__": 7, "errors": 0, "units": 0, "findings": 0, "versions": 0, "globbing": 0,
+    "releases": 0,    # what changed in which Flink release (the one table)
     "change": 0,      # the one config change (lint fixes, recommend, the writer)
     "config": 0,
     "deployment": 0,  # docker-compose / Kubernetes / Helm / Dockerfile readers: values and parsers
@@ -32,7 +33,7 @@ LAYERS: dict[str, int] = {
 ALLOWED_SIDEWAYS: set[tuple[str, str]] = {
     # core values and parsers share a layer and build on each other
     ("config", "errors"), ("config", "units"), ("config", "findings"), ("config", "versions"),
-    ("units", "errors"), ("versions", "errors"), ("findings", "errors"),
+    ("units", "errors"), ("versions", "errors"), ("releases", "versions"), ("findings", "errors"),
     ("change", "errors"), ("findings", "change"), ("config", "change"),
     ("deployment", "config"), ("deployment", "errors"), ("deployment", "units"), ("deployment", "versions"),
     ("__main__", "cli"),

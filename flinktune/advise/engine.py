@@ -23,7 +23,7 @@ from flinktune.advise.loop import run
 from flinktune.advise.measured import NOT_NETWORK, Measured
 from flinktune.advise.plan import Evidence, Plan
 from flinktune.advise.predict import barrier_wait_s
-from flinktune.advise.state import KEY_PROCESS, V2_0
+from flinktune.advise.state import KEY_PROCESS
 from flinktune.advise.steps import ORDER
 from flinktune.advise.text import mem_value, rate_text
 from flinktune.change import writable
@@ -33,6 +33,7 @@ from flinktune.config.writer import apply_changes
 from flinktune.errors import ModelInputError
 from flinktune.model import buffers as mb
 from flinktune.model.operator_memory import operator_comparison
+from flinktune.releases import BUFFERS_FIXED
 from flinktune.situation import Environment, Situation, Sourced, resolve_situation
 from flinktune.versions import FlinkVersion
 
@@ -84,7 +85,7 @@ def recommend(document: ConfigDocument, text: str, version: FlinkVersion, env: E
                 graph_stated=job.exchanges_source != "default",
                 parallelism_source=situation.parallelism.source)
     _cause_notes(work)
-    if version >= V2_0:
+    if BUFFERS_FIXED.applies(version):
         work.notes.append(f"Flink {version} removed buffers-per-channel (fixed 2), floating-buffers-per-gate "
                           "(8), "
                           "max-buffers-per-channel (10) and max-overdraft-buffers-per-gate (20): buffer "

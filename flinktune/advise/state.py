@@ -29,13 +29,14 @@ from flinktune.model.batch import BatchDemand, batch_taskmanager_buffers, stage_
 from flinktune.model.layout import busiest_taskmanager_buffers
 from flinktune.model.memory import TaskManagerMemory, derive_taskmanager_memory, taskmanager_memory_options
 from flinktune.model.timeout_mode import BufferTimeoutMode, buffer_timeout_mode
+from flinktune.releases import (
+    BUFFER_TIMEOUT_SWITCH,
+    BUFFERS_FIXED,
+    DEBLOATING,
+    GATE_REQUIRED_MAX,
+    OVERDRAFT_BUFFERS,
+)
 from flinktune.versions import FlinkVersion
-
-V1_14 = FlinkVersion(1, 14)
-V1_16 = FlinkVersion(1, 16)
-V1_17 = FlinkVersion(1, 17)
-V1_18 = FlinkVersion(1, 18)
-V2_0 = FlinkVersion(2, 0)
 
 KEY_SEGMENT = "taskmanager.memory.segment-size"
 KEY_SLOTS = "taskmanager.numberOfTaskSlots"
@@ -156,14 +157,16 @@ class ConfigState:
         def given(key: str) -> int | None:
             return self.eff.integer(key) if self.is_set(key) else None
 
-        tunable = self.version < V2_0
+        tunable = not BUFFERS_FIXED.applies(self.version)
+        overdraft = OVERDRAFT_BUFFERS.applies(self.version)
+        required_max = GATE_REQUIRED_MAX.applies(self.version)
         return mb.buffer_settings(
             self.version,
             buffers_per_channel=given(mb.KEY_BPC) if tunable else None,
             floating_per_gate=given(mb.KEY_FPG) if tunable else None,
             max_buffers_per_channel=given(mb.KEY_MAX_PER_CHANNEL) if tunable else None,
-            max_overdraft_per_gate=given(mb.KEY_OVERDRAFT) if tunable and self.version >= V1_16 else None,
-            required_per_gate_max=given(mb.KEY_REQUIRED_MAX) if self.version >= V1_17 else None,
+            max_overdraft_per_gate=given(mb.KEY_OVERDRAFT) if tunable and overdraft else None,
+            required_per_gate_max=given(mb.KEY_REQUIRED_MAX) if required_max else None,
             sort_shuffle_min_parallelism=given(mb.KEY_SORT_MIN_PAR) if tunable else None,
             sort_shuffle_min_buffers=given(mb.KEY_SORT_MIN_BUF),
         )
@@ -171,7 +174,7 @@ class ConfigState:
     @property
     def timeout(self) -> BufferTimeoutMode:
         batch = self.job.workload == "batch"
-        if self.version < V1_18:
+        if not BUFFER_TIMEOUT_SWITCH.applies(self.version):
             duration = self.eff.duration(KEY_TIMEOUT_OLD)
             return buffer_timeout_mode(self.version,
                                        interval_s=None if duration is None else duration.seconds)
@@ -181,11 +184,11 @@ class ConfigState:
 
     @property
     def debloat(self) -> bool:
-        return self.version >= V1_14 and bool(self.eff.boolean(KEY_DEBLOAT))
+        return DEBLOATING.applies(self.version) and bool(self.eff.boolean(KEY_DEBLOAT))
 
     @property
     def debloat_target_s(self) -> float:
-        duration = self.eff.duration(KEY_DEBLOAT_TARGET) if self.version >= V1_14 else None
+        duration = self.eff.duration(KEY_DEBLOAT_TARGET) if DEBLOATING.applies(self.version) else None
         return DEBLOAT_DEFAULT_TARGET_S if duration is None else duration.seconds
 
     # ------------------------------------------------------------------ memory and demand

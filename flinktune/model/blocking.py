@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 from flinktune.errors import ModelInputError
 from flinktune.model.buffers import BufferSettings, PartitionType, result_partition_buffers
+from flinktune.releases import SORT_SHUFFLE_DEFAULT
 from flinktune.versions import FlinkVersion
 
 MIB = 1024**2
@@ -38,7 +39,7 @@ def hash_shuffle_min_bytes(subpartitions: int, segment_bytes: int) -> int:
 
 def default_batch_shuffle_read_bytes(version: FlinkVersion) -> int:
     """``taskmanager.memory.framework.off-heap.batch-shuffle.size`` default: 32m until 1.14, 64m after."""
-    return 32 * MIB if version < FlinkVersion(1, 15) else 64 * MIB
+    return 64 * MIB if SORT_SHUFFLE_DEFAULT.applies(version) else 32 * MIB
 
 
 @dataclass(frozen=True)

@@ -24,11 +24,18 @@ from enum import StrEnum
 
 from flinktune.config.record import Record, replace, store
 from flinktune.errors import ModelInputError
+from flinktune.releases import (
+    BUFFERS_FIXED,
+    GATE_REQUIRED_MAX,
+    HYBRID_TIERED,
+    LEGACY_HYBRID_REMOVED,
+    OVERDRAFT_BUFFERS,
+    SORT_PARTITION_BOUNDED,
+    SORT_SHUFFLE_DEFAULT,
+)
 from flinktune.versions import DEFAULT_VERSION, FlinkVersion
 
 INT_MAX = 2**31 - 1
-V1_14, V1_15, V1_16, V1_17, V1_18, V2_0 = (FlinkVersion(1, 14), FlinkVersion(1, 15), FlinkVersion(1, 16),
-                                           FlinkVersion(1, 17), FlinkVersion(1, 18), FlinkVersion(2, 0))
 # InputGateSpecUtils.DEFAULT_MAX_REQUIRED_BUFFERS_PER_GATE_FOR_BATCH
 DEFAULT_MAX_REQUIRED_PER_GATE_BATCH = 1000
 HYBRID_MIN_BUFFERS = 8                       # NettyShuffleUtils.DEFAULT_HYBRID_SHUFFLE_MIN_BUFFERS (1.18+)
@@ -120,7 +127,7 @@ class BufferSettings(Record):
     @property
     def tunable(self) -> bool:
         """False on 2.x, where buffers-per-channel and friends are hard-coded."""
-        return self.version < V2_0
+        return not BUFFERS_FIXED.applies(self.version)
 
 
 def buffer_settings(
@@ -143,7 +150,7 @@ def buffer_settings(
     given = {KEY_BPC: buffers_per_channel, KEY_FPG: floating_per_gate,
              KEY_MAX_PER_CHANNEL: max_buffers_per_channel, KEY_OVERDRAFT: max_overdraft_per_gate,
              KEY_SORT_MIN_PAR: sort_shuffle_min_parallelism}
-    if version >= V2_0:
+    if BUFFERS_FIXED.applies(version):
         for key, value in given.items():
             if value is not None and value != FIXED_IN_2X[key]:
                 raise ModelInputError(
@@ -156,20 +163,20 @@ def buffer_settings(
         bpc = 2 if buffers_per_channel is None else buffers_per_channel
         fpg = 8 if floating_per_gate is None else floating_per_gate
         max_pc = 10 if max_buffers_per_channel is None else max_buffers_per_channel
-        default_overdraft = 5 if version >= V1_16 else 0
-        if max_overdraft_per_gate is not None and version < V1_16:
+        default_overdraft = 5 if OVERDRAFT_BUFFERS.applies(version) else 0
+        if max_overdraft_per_gate is not None and not OVERDRAFT_BUFFERS.applies(version):
             raise ModelInputError(f"{KEY_OVERDRAFT} does not exist before Flink 1.16")
         overdraft = default_overdraft if max_overdraft_per_gate is None else max_overdraft_per_gate
-        sort_par = ((1 if version >= V1_15 else INT_MAX) if sort_shuffle_min_parallelism is None
-                    else sort_shuffle_min_parallelism)
-    if version >= V2_0 and hybrid_new_mode is not None and not hybrid_new_mode:
+        default_sort_par = 1 if SORT_SHUFFLE_DEFAULT.applies(version) else INT_MAX
+        sort_par = default_sort_par if sort_shuffle_min_parallelism is None else sort_shuffle_min_parallelism
+    if LEGACY_HYBRID_REMOVED.applies(version) and hybrid_new_mode is not None and not hybrid_new_mode:
         # 2.0 removed the legacy hybrid shuffle (HybridShuffleConfiguration is gone from
         # ResultPartitionFactory @2.3.0; 2.0 release notes): hybrid is always tiered storage.
         raise ModelInputError(f"the legacy hybrid shuffle mode does not exist in Flink {version}; "
                               "hybrid shuffles always use tiered storage from 2.0")
-    if required_per_gate_max is not None and version < V1_17:
+    if required_per_gate_max is not None and not GATE_REQUIRED_MAX.applies(version):
         raise ModelInputError(f"{KEY_REQUIRED_MAX} does not exist before Flink 1.17")
-    sort_buffers = ((512 if version >= V1_15 else 64) if sort_shuffle_min_buffers is None
+    sort_buffers = ((512 if SORT_SHUFFLE_DEFAULT.applies(version) else 64) if sort_shuffle_min_buffers is None
                     else sort_shuffle_min_buffers)
     # NettyShuffleEnvironmentConfiguration's checks (1.17+ texts); earlier versions accepted
     # nonsense silently, which the model cannot evaluate either, so it rejects it too.
@@ -193,7 +200,7 @@ def buffer_settings(
         version=version, buffers_per_channel=bpc, floating_per_gate=fpg, max_buffers_per_channel=max_pc,
         max_overdraft_per_gate=overdraft, required_per_gate_max=required_per_gate_max,
         sort_shuffle_min_parallelism=sort_par, sort_shuffle_min_buffers=sort_buffers,
-        hybrid_new_mode=(version >= V1_18) if hybrid_new_mode is None else bool(hybrid_new_mode),
+        hybrid_new_mode=HYBRID_TIERED.applies(version) if hybrid_new_mode is None else bool(hybrid_new_mode),
     )
 
 
@@ -249,7 +256,7 @@ def input_gate_buffers(settings: BufferSettings, channels: int, remote_channels:
         raise ModelInputError(f"remote_channels ({remote}) cannot exceed channels ({channels})")
     ptype = parse_partition_type(partition_type)
     bpc, fpg = settings.buffers_per_channel, settings.floating_per_gate
-    if settings.version < V1_17:
+    if not GATE_REQUIRED_MAX.applies(settings.version):
         # 1.13 .. 1.16: bpc exclusive per remote channel; floating pool min 1, max fpg.
         return GateBuffers(channels, remote, bpc, 1, fpg)
     if settings.required_per_gate_max is not None:
@@ -305,11 +312,12 @@ def result_partition_buffers(settings: BufferSettings, subpartitions: int,
     sort = ptype is PartitionType.BLOCKING and subpartitions >= settings.sort_shuffle_min_parallelism
     if sort:
         required = settings.sort_shuffle_min_buffers
-        maximum: int | None = max(required, 4 * subpartitions) if version >= V1_15 else None
+        bounded = SORT_PARTITION_BOUNDED.applies(version)
+        maximum: int | None = max(required, 4 * subpartitions) if bounded else None
         kind = "sort-blocking"
     else:
         required = subpartitions + 1
-        if ptype.is_hybrid and version >= V1_18:
+        if ptype.is_hybrid and HYBRID_TIERED.applies(version):
             required = min(HYBRID_MIN_BUFFERS, required)
         if ptype is PartitionType.PIPELINED_BOUNDED:
             maximum = max(required, subpartitions * bpc + fpg)

@@ -36,6 +36,7 @@ from flinktune.model.javanum import (
     multiply,
     option_to_string,
 )
+from flinktune.releases import LEGACY_OPTIONS_REMOVED, NETWORK_MAX_UNBOUNDED
 from flinktune.units import parse_float, parse_int, parse_memory_size
 from flinktune.versions import DEFAULT_VERSION, FlinkVersion
 
@@ -97,12 +98,12 @@ MIN_PAGE_SIZE = 4096  # MemoryManager.MIN_PAGE_SIZE
 
 def default_network_max_bytes(version: FlinkVersion) -> int:
     """``taskmanager.memory.network.max`` default: 1g up to 1.16, unbounded from 1.17."""
-    return GIB if version < FlinkVersion(1, 17) else LONG_MAX
+    return LONG_MAX if NETWORK_MAX_UNBOUNDED.applies(version) else GIB
 
 
 def legacy_buffers_supported(version: FlinkVersion) -> bool:
     """``taskmanager.network.numberOfBuffers`` is read up to 1.20 and removed in 2.0."""
-    return version < FlinkVersion(2, 0)
+    return not LEGACY_OPTIONS_REMOVED.applies(version)
 
 
 class MemoryConfigError(ModelInputError):

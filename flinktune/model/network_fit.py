@@ -26,9 +26,9 @@ from flinktune.model.memory import (
     derive_taskmanager_memory,
     taskmanager_memory_options,
 )
+from flinktune.releases import ADAPTIVE_MAX_FROM_DEFAULT, BUFFERS_FIXED, GATE_REQUIRED_MAX, OVERDRAFT_BUFFERS
 from flinktune.situation import Situation
 from flinktune.situation.sourced import Sourced
-from flinktune.versions import FlinkVersion
 
 if TYPE_CHECKING:
     from flinktune.model.batch import AssumedParallelism, BatchDemand
@@ -204,14 +204,15 @@ def buffer_settings(situation: Situation) -> mb.BufferSettings:
         except FlinktuneError as error:
             raise ModelInputError(error.message) from None
 
-    tunable = version < mb.V2_0
+    tunable = not BUFFERS_FIXED.applies(version)
+    overdraft, required_max = OVERDRAFT_BUFFERS.applies(version), GATE_REQUIRED_MAX.applies(version)
     return mb.buffer_settings(
         version,
         buffers_per_channel=given(mb.KEY_BPC) if tunable else None,
         floating_per_gate=given(mb.KEY_FPG) if tunable else None,
         max_buffers_per_channel=given(mb.KEY_MAX_PER_CHANNEL) if tunable else None,
-        max_overdraft_per_gate=given(mb.KEY_OVERDRAFT) if tunable and version >= mb.V1_16 else None,
-        required_per_gate_max=given(mb.KEY_REQUIRED_MAX) if version >= mb.V1_17 else None,
+        max_overdraft_per_gate=given(mb.KEY_OVERDRAFT) if tunable and overdraft else None,
+        required_per_gate_max=given(mb.KEY_REQUIRED_MAX) if required_max else None,
         sort_shuffle_min_parallelism=given(mb.KEY_SORT_MIN_PAR) if tunable else None,
         sort_shuffle_min_buffers=given(mb.KEY_SORT_MIN_BUF),
     )
@@ -256,7 +257,7 @@ def plan_graph(situation: Situation) -> tuple[mb.JobGraph, AssumedParallelism | 
 
             bound, source = adaptive_max_parallelism(integer(KEY_ADAPTIVE_MAX),
                                                      integer(KEY_DEFAULT_PARALLELISM),
-                                                     situation.flink_version >= FlinkVersion(1, 18))
+                                                     ADAPTIVE_MAX_FROM_DEFAULT.applies(situation.flink_version))
             plan, assumed = resolve_undecided(plan, bound, source)
         return mb.job_graph_from_plan(plan), assumed
 

@@ -24,8 +24,9 @@ from numpy.typing import NDArray
 from flinktune.errors import FlinktuneError, ModelInputError, UsageError
 from flinktune.model import timeout
 from flinktune.model._arrays import as_array
-from flinktune.model.buffers import INT_MAX, V1_17, V2_0
+from flinktune.model.buffers import INT_MAX
 from flinktune.model.memory import TaskManagerMemoryOptions, derive_taskmanager_memory
+from flinktune.releases import BUFFERS_FIXED, GATE_REQUIRED_MAX
 from flinktune.units import parse_bandwidth, parse_duration_s, parse_float, parse_int, parse_size_bytes
 from flinktune.versions import DEFAULT_VERSION, FlinkVersion
 
@@ -182,7 +183,7 @@ def _gate_and_partition(bpc: NDArray[np.float64], fpg: NDArray[np.float64], p: N
                         version: FlinkVersion) -> tuple[NDArray[np.float64], ...]:
     """Vectorised ``input_gate_buffers`` / ``result_partition_buffers`` for pipelined-bounded,
     all-remote gates (same formulas as buffers.py, checked against it in the tests)."""
-    if version < V1_17:
+    if not GATE_REQUIRED_MAX.applies(version):
         gate_req = p * bpc + 1
         gate_target = p * bpc + fpg
     else:
@@ -204,7 +205,7 @@ def evaluate(params: Mapping[str, Any], version: FlinkVersion = DEFAULT_VERSION)
     unknown = sorted(set(given) - set(PARAM_BY_NAME))
     if unknown:
         raise ModelInputError(f"unknown model parameter(s): {', '.join(unknown)}")
-    if version >= V2_0:
+    if BUFFERS_FIXED.applies(version):
         for name in FIXED_ON_2X:
             if name in given and np.any(np.asarray(given[name], dtype=np.float64)
                                         != (2 if name == "buffers-per-channel" else 8)):
@@ -234,7 +235,7 @@ def evaluate(params: Mapping[str, Any], version: FlinkVersion = DEFAULT_VERSION)
     header = get("per-buffer-header", allow_zero=True)
     process = get("process-size")
     network = get("network-memory") if "network-memory" in given else None
-    if version >= V1_17 and np.any(fpg < 1):
+    if GATE_REQUIRED_MAX.applies(version) and np.any(fpg < 1):
         raise ModelInputError("The configured floating buffer should be at least 1, please increase the "
                               "value of taskmanager.network.memory.floating-buffers-per-gate.")
     tms = get("taskmanagers") if "taskmanagers" in given else np.ceil(p / slots)

@@ -14,9 +14,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from flinktune.errors import ModelInputError
+from flinktune.releases import BUFFER_TIMEOUT_SWITCH
 from flinktune.versions import FlinkVersion
 
-V1_18 = FlinkVersion(1, 18)
 DEFAULT_TIMEOUT_S = 0.1
 
 
@@ -43,7 +43,7 @@ def buffer_timeout_mode(version: FlinkVersion, *, interval_s: float | None = Non
     if interval_s is not None and (interval_s != interval_s or interval_s < 0):
         raise ModelInputError(f"buffer timeout must be a non-negative duration, got {interval_s} s "
                               "(Flink rejects negative durations in configuration files)")
-    if version < V1_18:
+    if not BUFFER_TIMEOUT_SWITCH.applies(version):
         if enabled is not None:
             raise ModelInputError(f"execution.buffer-timeout.enabled does not exist in Flink {version} "
                                   "(added in 1.18); flushing only when full needs env.setBufferTimeout(-1) "

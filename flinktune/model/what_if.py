@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from flinktune.releases import BUFFER_TIMEOUT_SWITCH, BUFFERS_FIXED
 from flinktune.versions import FlinkVersion
 
 # Environment parameters that are model parameters of the same name and unit.
@@ -72,7 +73,7 @@ def what_if(flags: Mapping[str, str | None], *, flink_version: str | None = None
         values[param.name] = points
         sources[param.name] = "sweep"
         swept = (param.name, points)
-    if version.major >= 2:
+    if BUFFERS_FIXED.applies(version):
         notes.append(f"Flink {version}: buffers-per-channel=2, floating-buffers-per-gate=8, "
                      "max-buffers-per-channel=10 and max-overdraft-buffers-per-gate=20 are hard-coded; "
                      "they cannot be tuned.")
@@ -123,7 +124,7 @@ def _timeout_notes(version: Any, timeout_value: Any) -> list[str]:
         return []
     value = float(timeout_value)
     if np.isinf(value):
-        if version.major == 1 and version.minor < 18:
+        if not BUFFER_TIMEOUT_SWITCH.applies(version):
             return [f"Flink {version}: 'flush only when full' is env.setBufferTimeout(-1) in code; a config "
                     "file cannot express it before 1.18 (execution.buffer-timeout.enabled: false)."]
         return [buffer_timeout_mode(version, enabled=False).explanation]
@@ -164,7 +165,7 @@ def _from_config(path: Path, env: Any, values: dict[str, Any], sources: dict[str
     if effective.is_set("taskmanager.memory.segment-size"):
         put("segment-size", float(effective.memory_bytes("taskmanager.memory.segment-size")),
             where("taskmanager.memory.segment-size"))
-    if version.major < 2:
+    if not BUFFERS_FIXED.applies(version):
         for key, name in (("taskmanager.network.memory.buffers-per-channel", "buffers-per-channel"),
                           ("taskmanager.network.memory.floating-buffers-per-gate", "floating")):
             if effective.is_set(key):

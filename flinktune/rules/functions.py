@@ -17,6 +17,7 @@ from typing import Any
 
 from flinktune.config.types import ConfigDocument, ConfigEntry
 from flinktune.errors import ConditionError, FlinktuneError
+from flinktune.releases import BUFFERS_FIXED, JAVA_11_MINIMUM
 from flinktune.rules.lang import Function, truthy
 from flinktune.rules.template import format_value
 from flinktune.units import (
@@ -556,7 +557,7 @@ def _network_buffers(ctx: RuleContext) -> object:
 def _fixed_value(ctx: RuleContext, key: object) -> object:
     """The value Flink 2.x hard-codes for a removed buffer option (model.buffers.FIXED_IN_2X)."""
     name = _text(key, "key")
-    if ctx.version < FlinkVersion(2, 0):
+    if not BUFFERS_FIXED.applies(ctx.version):
         return None
     from flinktune.model import buffers
 
@@ -796,7 +797,7 @@ def _jdk(ctx: RuleContext) -> object:
     if document is not None and document.jdk_hint is not None:
         # the image tag's JDK: from a manifest, or from the deployment that runs the file
         return document.jdk_hint
-    return 11 if ctx.version >= FlinkVersion(2, 0) else None
+    return 11 if JAVA_11_MINIMUM.applies(ctx.version) else None
 
 
 def _deprecated_since(ctx: RuleContext, key: object) -> object:

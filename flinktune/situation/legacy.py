@@ -16,9 +16,8 @@ than 0."). Which new option receives it depends on how the process is started:
 from __future__ import annotations
 
 from flinktune.config.types import ConfigDocument, ConfigEntry
+from flinktune.releases import LEGACY_OPTIONS_REMOVED
 from flinktune.versions import FlinkVersion
-
-LEGACY_REMOVED_IN = FlinkVersion(2, 0)
 
 # role -> (size key, mb key, target when standalone, target when containerized)
 LEGACY_HEAP: dict[str, tuple[str, str, str, str]] = {
@@ -41,7 +40,7 @@ def legacy_heap_entries(document: ConfigDocument, version: FlinkVersion, deploym
     ``is_set(key)`` says whether the configuration (with the operator's fields folded in) already
     sets the new option, in which case Flink ignores the legacy key.
     """
-    if version >= LEGACY_REMOVED_IN:
+    if LEGACY_OPTIONS_REMOVED.applies(version):
         return (), ()
     entries: list[ConfigEntry] = []
     notes: list[str] = []

@@ -23,10 +23,9 @@ import re
 from flinktune.config.record import Record, set_field
 from flinktune.config.types import ConfigDocument, ConfigFormat
 from flinktune.errors import FlinktuneError
+from flinktune.releases import CONFIG_YAML, LEGACY_STATE_BACKEND_NAMES, ONLY_CONFIG_YAML
 from flinktune.situation.sourced import Sourced
 from flinktune.versions import DEFAULT_VERSION, SUPPORTED, FlinkVersion, parse_version
-
-CONFIG_YAML_FIRST = FlinkVersion(1, 19)
 
 
 def _parse(text: str | None) -> FlinkVersion | None:
@@ -72,9 +71,9 @@ def _format_versions(document: ConfigDocument) -> tuple[tuple[FlinkVersion, ...]
     if fmt is ConfigFormat.CONFIGMAP:
         fmt = document.embedded or fmt
     if fmt is ConfigFormat.FLAT:
-        return tuple(v for v in SUPPORTED if not v.reads_only_config_yaml), "flink-conf.yaml"
+        return tuple(v for v in SUPPORTED if not ONLY_CONFIG_YAML.applies(v)), "flink-conf.yaml"
     if fmt is ConfigFormat.YAML:
-        return tuple(v for v in SUPPORTED if v.supports_config_yaml), "config.yaml"
+        return tuple(v for v in SUPPORTED if CONFIG_YAML.applies(v)), "config.yaml"
     return SUPPORTED, ""
 
 
@@ -103,7 +102,7 @@ def infer_versions(document: ConfigDocument, catalog: object | None = None) -> I
     for entry in document.entries:
         value = str(entry.raw).strip().strip("'\"").lower()
         if entry.key in _STATE_BACKEND_KEYS and value in _LEGACY_STATE_BACKENDS:
-            narrowed = tuple(v for v in candidates if v.major < 2)
+            narrowed = tuple(v for v in candidates if not LEGACY_STATE_BACKEND_NAMES.applies(v))
             if narrowed and narrowed != candidates:
                 candidates = narrowed
                 evidence.append(f"{entry.key}: {entry.raw.strip()}")
@@ -212,7 +211,7 @@ def resolve_version(document: ConfigDocument, *, flag: FlinkVersion | None = Non
             return Sourced(inference.chosen, "config.yaml", document.path,
                            detail="config.yaml is read by Flink 1.19+")
     elif document.format is ConfigFormat.YAML:
-        return Sourced(max(DEFAULT_VERSION, CONFIG_YAML_FIRST), "config.yaml", document.path)
+        return Sourced(max(DEFAULT_VERSION, CONFIG_YAML.since), "config.yaml", document.path)
     return Sourced(DEFAULT_VERSION, "default")
 
 

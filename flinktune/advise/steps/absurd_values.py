@@ -10,9 +10,10 @@ from __future__ import annotations
 
 from flinktune.advise.limits import ABSURD_BPC, ABSURD_FPG, ABSURD_SEGMENT, MAX_BPC
 from flinktune.advise.plan import Plan
-from flinktune.advise.state import KEY_SEGMENT, V1_17, V2_0
+from flinktune.advise.state import KEY_SEGMENT
 from flinktune.advise.text import mem_value, next_pow2, size_text
 from flinktune.model import buffers as mb
+from flinktune.releases import BUFFERS_FIXED, GATE_REQUIRED_MAX
 
 NAME = "absurd-values"
 
@@ -33,7 +34,7 @@ def propose(plan: Plan) -> None:
                         f"the advisor stops at 256 KiB): every channel holds several of them, so the network "
                         "memory would have to grow by the same factor. Reset to the default",
                         ("network_needed_bytes", "gate_inflight_bytes"))
-    if plan.version >= V2_0:
+    if BUFFERS_FIXED.applies(plan.version):
         return
     bpc = state.integer(mb.KEY_BPC) if state.is_set(mb.KEY_BPC) else None
     if bpc is not None and bpc < 0:
@@ -62,7 +63,7 @@ def propose(plan: Plan) -> None:
                         f"{size_text(fpg * state.segment_bytes)} per input gate. Reset to Flink's default",
                         ("network_needed_bytes", "gate_inflight_bytes", "drain_time_s"))
     required = (state.integer(mb.KEY_REQUIRED_MAX)
-                if plan.version >= V1_17 and state.is_set(mb.KEY_REQUIRED_MAX) else None)
+                if GATE_REQUIRED_MAX.applies(plan.version) and state.is_set(mb.KEY_REQUIRED_MAX) else None)
     if required is not None and required < 1:
         plan.delete(mb.KEY_REQUIRED_MAX, "At least one buffer is required for each gate (Flink's check); "
                     "the docs advise leaving it unset")

@@ -16,7 +16,7 @@ from flinktune.advise.limits import (
     SORT_MIN_BUFFERS_PRODUCTION,
 )
 from flinktune.advise.plan import Plan
-from flinktune.advise.state import KEY_FRAMEWORK_OFF_HEAP, KEY_READ, V2_0
+from flinktune.advise.state import KEY_FRAMEWORK_OFF_HEAP, KEY_READ
 from flinktune.advise.text import mem_value, size_text
 from flinktune.config.record import replace
 from flinktune.errors import FlinktuneError
@@ -30,10 +30,9 @@ from flinktune.model.batch import (
     sort_spill_region_bytes,
 )
 from flinktune.model.blocking import default_batch_shuffle_read_bytes, hash_shuffle_min_bytes
-from flinktune.versions import FlinkVersion
+from flinktune.releases import BUFFERS_FIXED, SORT_SHUFFLE_DEFAULT
 
 NAME = "batch-shuffle"
-V1_15 = FlinkVersion(1, 15)
 
 
 def propose(plan: Plan) -> None:
@@ -50,21 +49,22 @@ def propose(plan: Plan) -> None:
     # Hash shuffle's cost (one buffer and one file per subpartition) is what the docs warn about for
     # large jobs; below LARGE_BATCH_PARALLELISM a forced hash shuffle is the user's choice and is
     # sized for as it is (it needs fewer buffers than sort-merge's 512 per partition).
-    if plan.version < V2_0 and settings.sort_shuffle_min_parallelism > p >= LARGE_BATCH_PARALLELISM:
+    hash_possible = not BUFFERS_FIXED.applies(plan.version)     # 2.x: always sort-merge
+    if hash_possible and settings.sort_shuffle_min_parallelism > p >= LARGE_BATCH_PARALLELISM:
         why = (f"hash shuffle (FLIP-148) keeps one buffer per subpartition: {p} x {mem_value(seg)} = "
                f"{size_text(hash_shuffle_min_bytes(p, seg))} per result partition and {p} files per "
                "producer, "
                "random IO on read; sort-merge shuffle needs a fixed number of buffers and writes one data "
                "and "
                "one index file per partition")
-        if plan.version < V1_15:
+        if not SORT_SHUFFLE_DEFAULT.applies(plan.version):
             plan.set_option(mb.KEY_SORT_MIN_PAR, "1", why + " (opt-in before 1.15, the default from 1.15)",
                             metrics, evidence)
         else:
             plan.delete(mb.KEY_SORT_MIN_PAR, why + " (the default, 1, uses it)", metrics, evidence)
     state = plan.current
     settings = state.settings
-    sort_used = plan.version >= V2_0 or settings.sort_shuffle_min_parallelism <= p
+    sort_used = BUFFERS_FIXED.applies(plan.version) or settings.sort_shuffle_min_parallelism <= p
     _read_memory(plan, sort_used, evidence)
     if not sort_used:
         return
@@ -80,7 +80,7 @@ def _large_job(plan: Plan, evidence: tuple[str, ...]) -> None:
     metrics = ("network_needed_bytes", "network_available_bytes")
     state = plan.current
     settings = state.settings
-    if plan.version < V2_0 and (settings.buffers_per_channel > 0
+    if not BUFFERS_FIXED.applies(plan.version) and (settings.buffers_per_channel > 0
                                 or settings.floating_per_gate < BATCH_FLOATING):
         if settings.buffers_per_channel > 0:
             gate = mb.input_gate_buffers(settings, p, p, mb.PartitionType.BLOCKING)

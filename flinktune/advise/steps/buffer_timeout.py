@@ -12,10 +12,10 @@ from flinktune.advise.state import (
     KEY_TIMEOUT_ENABLED,
     KEY_TIMEOUT_INTERVAL,
     KEY_TIMEOUT_OLD,
-    V1_18,
     ConfigState,
 )
 from flinktune.advise.text import ms_text, nice_timeout_s, raw
+from flinktune.releases import BUFFER_TIMEOUT_SWITCH
 
 NAME = "buffer-timeout"
 
@@ -62,7 +62,7 @@ def propose(plan: Plan) -> None:
         why = (f"flushing every {ms_text(mode.effective_timeout_s)} is far below what the latency target "
                f"{ms_text(target)} needs; partly filled buffers cost throughput and CPU")
     value = ms_text(proposal) if proposal > 0 else "0 ms"
-    if plan.version < V1_18:
+    if not BUFFER_TIMEOUT_SWITCH.applies(plan.version):
         # The key every 1.x release reads (a deprecated alias only in patch releases with FLINK-32023).
         plan.add(ProposedChange("set", KEY_TIMEOUT_OLD, value, why=why, line=plan.line(KEY_TIMEOUT_OLD),
                                 evidence=evidence, current=raw(plan.values.get(KEY_TIMEOUT_OLD)),

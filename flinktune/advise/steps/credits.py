@@ -12,14 +12,14 @@ from __future__ import annotations
 
 from flinktune.advise.limits import MAX_BPC, MAX_SEGMENT, THROUGHPUT_HEADROOM
 from flinktune.advise.plan import Plan
-from flinktune.advise.state import KEY_SEGMENT, V2_0
+from flinktune.advise.state import KEY_SEGMENT
 from flinktune.advise.text import mem_value, next_pow2, rate_text
 from flinktune.model import buffers as mb
+from flinktune.releases import BUFFER_OPTIONS_DEPRECATED, BUFFERS_FIXED
 
 NAME = "credits"
 METRICS = ("channel_ceiling_bytes_per_s", "channel_throughput_bytes_per_s", "gate_inflight_bytes",
            "drain_time_s", "network_needed_bytes")
-V1_20 = (1, 20)
 
 
 def credits_for(plan: Plan, bytes_per_s: float, seg: int) -> int:
@@ -70,9 +70,9 @@ def propose(plan: Plan) -> None:
     need = credits_for(plan, want, seg)
     rtt_ms = f"{job.rtt_s * 1000:g} ms"
     fixed_credits = settings.buffers_per_channel + settings.floating_per_gate / job.parallelism
-    if need <= max(settings.buffers_per_channel, fixed_credits if plan.version >= V2_0 else 0):
+    if need <= max(settings.buffers_per_channel, fixed_credits if BUFFERS_FIXED.applies(plan.version) else 0):
         return
-    if plan.version < V2_0:
+    if not BUFFERS_FIXED.applies(plan.version):
         if need > MAX_BPC:
             new_seg = min(MAX_SEGMENT, next_pow2(want * job.rtt_s / MAX_BPC))
             if new_seg > seg:
@@ -93,7 +93,7 @@ def propose(plan: Plan) -> None:
                 "more than buffers.")
         if value > settings.buffers_per_channel:
             deprecated = (" (the option is deprecated in Flink 1.20 and fixed at 2 in 2.0: prefer the "
-                          "segment size when upgrading)" if (plan.version.major, plan.version.minor) >= V1_20
+                          "segment size when upgrading)" if BUFFER_OPTIONS_DEPRECATED.applies(plan.version)
                           else "")
             plan.set_option(mb.KEY_BPC, str(value),
                             f"{basis} x rtt {rtt_ms} / {mem_value(seg)} segments = {need} credits per "

@@ -14,11 +14,10 @@ from flinktune.advise.state import (
     KEY_DEBLOAT,
     KEY_DEBLOAT_TARGET,
     KEY_MIN_SEGMENT,
-    V1_14,
-    V2_0,
 )
 from flinktune.advise.text import ms_text, rate_text, size_text
 from flinktune.model import buffers as mb
+from flinktune.releases import BUFFERS_FIXED, DEBLOATING
 
 NAME = "debloat"
 METRICS = ("gate_inflight_bytes", "drain_time_s")
@@ -26,7 +25,7 @@ METRICS = ("gate_inflight_bytes", "drain_time_s")
 
 def propose(plan: Plan) -> None:
     job = plan.job
-    if job.workload != "streaming" or plan.version < V1_14:
+    if job.workload != "streaming" or not DEBLOATING.applies(plan.version):
         return
     state = plan.current
     m = plan.measured
@@ -102,7 +101,8 @@ def propose(plan: Plan) -> None:
                         METRICS,
                         (plan.evidence.latency_target or "",))
     p = job.parallelism
-    if plan.version < V2_0 and p > DEBLOAT_HIGH_PARALLELISM and settings.floating_per_gate < p:
+    tunable = not BUFFERS_FIXED.applies(plan.version)
+    if tunable and p > DEBLOAT_HIGH_PARALLELISM and settings.floating_per_gate < p:
         plan.set_option(mb.KEY_FPG, str(p),
                         f"with debloating at parallelism {p} (> {DEBLOAT_HIGH_PARALLELISM}) the docs ask for "
                         "at "

@@ -5,15 +5,16 @@ spellings consistently; they are removed in 2.0 (removed-keys deletes them there
 from __future__ import annotations
 
 from flinktune.advise.plan import Plan
-from flinktune.advise.state import LEGACY_HEAP_KEYS, V2_0, legacy_heap
+from flinktune.advise.state import LEGACY_HEAP_KEYS, legacy_heap
 from flinktune.change import Applicability
+from flinktune.releases import LEGACY_OPTIONS_REMOVED
 
 NAME = "legacy-memory"
 
 
 def propose(plan: Plan) -> None:
     present = [k for k in LEGACY_HEAP_KEYS if k in plan.values]
-    if plan.version >= V2_0 or not present:
+    if LEGACY_OPTIONS_REMOVED.applies(plan.version) or not present:
         return
     mapped = legacy_heap({**plan.values, **plan.overlay}, plan.version, plan.job.deployment)
     target = mapped[1] if mapped is not None else "the new memory size"

@@ -5,14 +5,15 @@
 from __future__ import annotations
 
 from flinktune.advise.plan import Plan
-from flinktune.advise.state import KEY_TIMEOUT_ENABLED, KEY_TIMEOUT_INTERVAL, KEY_TIMEOUT_OLD, V1_18
+from flinktune.advise.state import KEY_TIMEOUT_ENABLED, KEY_TIMEOUT_INTERVAL, KEY_TIMEOUT_OLD
 from flinktune.change import Applicability
+from flinktune.releases import BUFFER_TIMEOUT_SWITCH
 
 NAME = "timeout-keys"
 
 
 def propose(plan: Plan) -> None:
-    if plan.version >= V1_18 or plan.exists(KEY_TIMEOUT_INTERVAL):
+    if BUFFER_TIMEOUT_SWITCH.applies(plan.version) or plan.exists(KEY_TIMEOUT_INTERVAL):
         return
     if KEY_TIMEOUT_ENABLED in plan.values:
         plan.delete(KEY_TIMEOUT_ENABLED, f"added in 1.18: Flink {plan.version} ignores it (only "

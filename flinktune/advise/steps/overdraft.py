@@ -6,9 +6,9 @@ from __future__ import annotations
 import math
 
 from flinktune.advise.plan import Plan
-from flinktune.advise.state import V1_16, V2_0
 from flinktune.advise.text import mem_value
 from flinktune.model import buffers as mb
+from flinktune.releases import BUFFERS_FIXED, OVERDRAFT_BUFFERS
 
 NAME = "overdraft"
 
@@ -19,13 +19,13 @@ def propose(plan: Plan) -> None:
         return
     seg = plan.current.segment_bytes
     need = math.ceil(job.record_bytes / seg)
-    if plan.version >= V2_0:
+    if BUFFERS_FIXED.applies(plan.version):
         if need > mb.FIXED_IN_2X[mb.KEY_OVERDRAFT]:
             plan.notes.append(f"Records of {job.record_bytes:.0f} B need {need} buffers each; Flink "
                               f"{plan.version} allows a fixed {mb.FIXED_IN_2X[mb.KEY_OVERDRAFT]} overdraft "
                               "buffers: a back-pressured task blocks mid-record. Larger segments help.")
         return
-    if plan.version < V1_16:
+    if not OVERDRAFT_BUFFERS.applies(plan.version):
         return
     current = plan.current.settings.max_overdraft_per_gate
     if need > current:

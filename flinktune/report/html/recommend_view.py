@@ -19,13 +19,12 @@ from flinktune.errors import FlinktuneError
 from flinktune.findings import Finding
 from flinktune.model import buffers as mb
 from flinktune.model import credit, inflight, timeout
+from flinktune.releases import BUFFERS_FIXED
 from flinktune.report.diff import unified_diff
 from flinktune.report.html import charts
 from flinktune.report.recommend import format_value
-from flinktune.versions import FlinkVersion
 
 CURRENT, RECOMMENDED = "#5f6368", "#d0021b"
-V2 = FlinkVersion(2, 0)
 
 
 def _bytes_s(x: float) -> str:
@@ -86,7 +85,7 @@ def _credits_chart(rec: Recommendation, before: ConfigState, after: ConfigState)
                 "tip": f"offered per channel: {_bytes_s(offered)}",
             }
         )
-    if rec.version >= V2:
+    if BUFFERS_FIXED.applies(rec.version):
         # 2.x fixes the credits (2 exclusive + 8 floating per gate): the lever is the segment size.
         xs = np.array([2.0**k for k in range(12, 19)])
         credits0 = s0.buffers_per_channel + s0.floating_per_gate / p
