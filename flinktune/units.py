@@ -28,8 +28,11 @@ _MEMORY_UNITS: dict[str, int] = {
     "t": _KIB**4, "tb": _KIB**4, "tebibytes": _KIB**4,
 }
 
+# The short unit names (one per unit), as the rule language and flinktune's own output spell them.
+MEMORY_UNIT_BYTES: dict[str, int] = {"b": 1, "kb": _KIB, "mb": _KIB**2, "gb": _KIB**3, "tb": _KIB**4}
 _NS = {"d": 86_400 * 10**9, "h": 3_600 * 10**9, "min": 60 * 10**9, "s": 10**9, "ms": 10**6,
        "us": 10**3, "ns": 1}
+DURATION_UNIT_NANOS: dict[str, int] = dict(_NS)
 # TimeUtils.TimeUnit labels: singular() forms as given, plural() forms also with an "s".
 _DURATION_UNITS: dict[str, int] = {
     "d": _NS["d"], "day": _NS["d"], "days": _NS["d"],

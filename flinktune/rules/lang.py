@@ -35,6 +35,7 @@ from collections.abc import Callable, Mapping
 
 from flinktune.config.record import Record, set_field, store
 from flinktune.errors import ConditionError
+from flinktune.units import DURATION_UNIT_NANOS, MEMORY_UNIT_BYTES
 
 # Bounds for untrusted rule text.
 MAX_SOURCE_CHARS = 4000
@@ -51,12 +52,10 @@ DEFAULT_STEP_BUDGET = 20_000
 
 KEYWORDS = frozenset({"and", "or", "not", "in", "true", "false", "null"})
 
-_KIB = 1024
-MEMORY_UNITS: dict[str, int] = {"b": 1, "kb": _KIB, "mb": _KIB**2, "gb": _KIB**3, "tb": _KIB**4}
-# Durations are carried in milliseconds, the unit Flink assumes for a bare number.
-DURATION_UNITS_MS: dict[str, float] = {
-    "ns": 1e-6, "us": 1e-3, "ms": 1, "s": 1000, "min": 60_000, "h": 3_600_000, "d": 86_400_000,
-}
+# The rule language's units are flinktune's short unit names (units.py). Durations are carried in
+# milliseconds, the unit Flink assumes for a bare number.
+MEMORY_UNITS: dict[str, int] = MEMORY_UNIT_BYTES
+DURATION_UNITS_MS: dict[str, float] = {name: nanos / 1e6 for name, nanos in DURATION_UNIT_NANOS.items()}
 
 Value = None | bool | int | float | str | tuple[object, ...] | Mapping[str, object]
 
