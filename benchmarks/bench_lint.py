@@ -52,11 +52,12 @@ CHILD_ENV = {k: v for k, v in os.environ.items() if k not in ("PYTHONDONTWRITEBY
 
 
 def _default_corpus() -> Path:
-    candidates = (ROOT.parent / "shared" / "corpus" / "flink-configs",
-                  Path("/work/shared/corpus/flink-configs"))
-    for candidate in candidates:
-        if candidate.is_dir():
-            return candidate
+    sys.path.insert(0, str(ROOT / "tests"))
+    from testkit import shared_dir  # ../shared beside the checkout (or the main one of a worktree)
+
+    candidate = shared_dir() / "corpus" / "flink-configs"
+    if candidate.is_dir():
+        return candidate
     raise SystemExit("config corpus not found; pass --corpus DIR")
 
 

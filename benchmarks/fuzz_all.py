@@ -45,6 +45,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results"
 sys.path.insert(0, str(ROOT / "tests" / "hostile"))
+sys.path.insert(0, str(ROOT / "tests"))        # testkit (hostile_inputs finds ../shared with it)
 
 import hostile_inputs as H  # noqa: E402
 

@@ -32,10 +32,12 @@ RUNS = (("command_line", "as the command line lints (version from the files, els
 
 
 def _default_corpus() -> Path:
-    for candidate in (ROOT.parent / "shared" / "corpus" / "flink-configs",
-                      Path("/work/shared/corpus/flink-configs")):
-        if candidate.is_dir():
-            return candidate
+    sys.path.insert(0, str(ROOT / "tests"))
+    from testkit import shared_dir  # ../shared beside the checkout (or the main one of a worktree)
+
+    candidate = shared_dir() / "corpus" / "flink-configs"
+    if candidate.is_dir():
+        return candidate
     raise SystemExit("lint_corpus: corpus not found (../shared/corpus/flink-configs); pass --corpus DIR")
 
 

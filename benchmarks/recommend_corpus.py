@@ -13,6 +13,7 @@ Writes benchmarks/results/recommend-corpus.md.
 from __future__ import annotations
 
 import argparse
+import sys
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -22,11 +23,11 @@ RESULT = ROOT / "benchmarks" / "results" / "recommend-corpus.md"
 
 
 def default_corpus() -> Path | None:
-    for candidate in (ROOT.parent / "shared" / "corpus" / "flink-configs",
-                      Path("/work/shared/corpus/flink-configs")):
-        if candidate.is_dir():
-            return candidate
-    return None
+    sys.path.insert(0, str(ROOT / "tests"))
+    from testkit import shared_dir  # ../shared beside the checkout (or the main one of a worktree)
+
+    candidate = shared_dir() / "corpus" / "flink-configs"
+    return candidate if candidate.is_dir() else None
 
 
 def corpus_files(corpus: Path) -> list[Path]:

@@ -14,17 +14,14 @@ from collections.abc import Iterable
 from pathlib import Path
 
 import pytest
+from testkit import shared_dir
 
 from flinktune.findings import Finding, Severity
 from flinktune.lint import LintOptions, LintResult, lint_paths
 from flinktune.versions import FlinkVersion
 
-_CANDIDATES = (
-    # CI: shared/ sits beside the clone; on a developer machine it is /work/shared.
-    Path(__file__).resolve().parents[2] / "shared" / "corpus" / "flink-configs",
-    Path("/work/shared/corpus/flink-configs"),
-)
-CORPUS = next((p for p in _CANDIDATES if p.is_dir()), None)
+_FOUND = shared_dir() / "corpus" / "flink-configs"
+CORPUS = _FOUND if _FOUND.is_dir() else None
 
 pytestmark = pytest.mark.skipif(CORPUS is None,
                                 reason="config corpus (../shared/corpus/flink-configs) not present")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+from pathlib import Path
 from typing import Any, AnyStr
 
 # DESIGN.md "Metrics dump": the canonical long-format columns, in order. Written out here rather
@@ -19,6 +20,19 @@ DUMP_COLUMNS = [
     "metric",
     "value",
 ]
+
+
+def shared_dir() -> Path:
+    """``../shared`` (the corpus, the real dumps, the reference): beside this checkout, as CI has it, or
+    beside the main checkout when this one is a git worktree of it. It may not exist: callers skip."""
+    root = Path(__file__).resolve().parents[1]
+    candidates = [root.parent / "shared"]
+    git = root / ".git"
+    if git.is_file():   # a worktree: "gitdir: <main checkout>/.git/worktrees/<name>"
+        text = git.read_text(encoding="utf-8").strip()
+        if text.startswith("gitdir:"):
+            candidates.append(Path(text.split(":", 1)[1].strip()).parents[2].parent / "shared")
+    return next((c for c in candidates if c.is_dir()), candidates[0])
 
 
 def changed_lines(before: AnyStr, after: AnyStr) -> tuple[list[AnyStr], list[AnyStr]]:

@@ -11,10 +11,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from testkit import shared_dir
 
 REPO = Path(__file__).resolve().parents[2]
-# shared/ sits beside the repository (the CI layout).
-REAL = REPO.parent / "shared" / "data" / "real-flink-1.20"
+REAL = shared_dir() / "data" / "real-flink-1.20"
 SAMPLE_DATA = REPO / "sample_data"
 
 

@@ -7,14 +7,13 @@ import os
 from pathlib import Path
 
 import pytest
+from testkit import shared_dir
 
 from flinktune.config.reader import detect_format, read_config_file, read_config_text
 from flinktune.config.types import ConfigFormat
 from flinktune.errors import ConfigError
 
-CORPUS = Path(__file__).resolve().parents[3] / "shared" / "corpus" / "flink-configs"
-if not CORPUS.is_dir():
-    CORPUS = Path("/work/shared/corpus/flink-configs")
+CORPUS = shared_dir() / "corpus" / "flink-configs"
 CORPUS_FILES = sorted(p for p in CORPUS.glob("*.y*ml")) if CORPUS.is_dir() else []
 
 NESTED = "taskmanager:\n  numberOfTaskSlots: 2\n"
@@ -161,7 +160,7 @@ def test_manifest_without_flink_config_gives_no_documents(tmp_path: Path) -> Non
 
 # --- the shared corpus: real configs from public repositories ---------------------------------
 
-@pytest.mark.skipif(not CORPUS_FILES, reason="shared corpus /work/shared/corpus/flink-configs not present")
+@pytest.mark.skipif(not CORPUS_FILES, reason="shared corpus ../shared/corpus/flink-configs not present")
 @pytest.mark.parametrize("path", CORPUS_FILES, ids=lambda p: p.name[:40])
 def test_every_corpus_file_reads(path: Path) -> None:
     try:

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from testkit import changed_lines
+from testkit import changed_lines, shared_dir
 
 from flinktune.change import Change
 from flinktune.config.reader import read_config_file, read_config_text
@@ -21,8 +21,7 @@ from flinktune.config.types import ConfigDocument, ConfigFormat
 from flinktune.config.writer import apply_changes, edit_file, write_file_atomic
 from flinktune.errors import FlinktuneError, WriteError
 
-# shared/ sits beside the repository (the CI layout).
-CORPUS = Path(__file__).resolve().parents[3] / "shared" / "corpus" / "flink-configs"
+CORPUS = shared_dir() / "corpus" / "flink-configs"
 
 
 def edit(text: str, name: str, *edits: Change, index: int = 0) -> tuple[str, ConfigDocument]:

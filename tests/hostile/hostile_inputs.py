@@ -20,11 +20,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from testkit import shared_dir
+
 from flinktune.errors import FlinktuneError
 
 REPO = Path(__file__).resolve().parents[2]
-# shared/ sits beside the repository (the CI layout).
-SHARED = REPO.parent / "shared"
+SHARED = shared_dir()
 CORPUS = SHARED / "corpus" / "flink-configs"
 MAX_TEXT_CHARS = 4000
 

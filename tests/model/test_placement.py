@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from testkit import shared_dir
 
 from flinktune.errors import ModelInputError
 from flinktune.model.buffers import (
@@ -35,9 +36,7 @@ V116, V120 = FlinkVersion(1, 16), FlinkVersion(1, 20)
 SEG = 32 * 1024
 ROOT = Path(__file__).resolve().parents[1]
 COLLECTED = sorted((ROOT / "data" / "real-flink-1.20-collect").glob("*/job.json"))
-# shared/ sits beside the repository (the CI layout).
-SHARED = sorted((Path(__file__).resolve().parents[3] / "shared" / "data" / "real-flink-1.20")
-                .glob("*/job-vertices.json"))
+SHARED = sorted((shared_dir() / "data" / "real-flink-1.20").glob("*/job-vertices.json"))
 
 
 def interleaved(graph: JobGraph, taskmanagers: int) -> dict[tuple[str, int], str]:

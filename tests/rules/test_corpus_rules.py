@@ -8,16 +8,14 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from testkit import shared_dir
 
 from flinktune.config.reader import read_config_file
 from flinktune.errors import ConfigError
 from flinktune.rules import evaluate_document, load_rules
 from flinktune.versions import FlinkVersion
 
-# shared/ sits beside the repository (the CI layout).
-CORPUS = Path(__file__).resolve().parents[3] / "shared" / "corpus" / "flink-configs"
-if not CORPUS.is_dir():
-    CORPUS = Path(__file__).resolve().parents[3] / "shared" / "corpus" / "flink-configs"
+CORPUS = shared_dir() / "corpus" / "flink-configs"
 pytestmark = pytest.mark.skipif(not CORPUS.is_dir(), reason="config corpus not available")
 RULES = load_rules()
 V120, V20 = FlinkVersion(1, 20), FlinkVersion(2, 0)

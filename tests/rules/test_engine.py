@@ -6,6 +6,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from testkit import shared_dir
 
 from flinktune.change import Applicability, Change
 from flinktune.config.reader import read_config_text
@@ -263,9 +264,7 @@ def test_skipping_rules_by_their_first_key_test_changes_no_finding(monkeypatch: 
     import flinktune.rules.engine as engine
     from flinktune.config.reader import read_config_file
 
-    corpus = Path(__file__).resolve().parents[3] / "shared" / "corpus" / "flink-configs"
-    if not corpus.is_dir():
-        corpus = Path("/work/shared/corpus/flink-configs")
+    corpus = shared_dir() / "corpus" / "flink-configs"
     files = sorted(corpus.glob("*.yaml")) if corpus.is_dir() else []
     if not files:
         pytest.skip("the dev corpus (../shared/corpus/flink-configs) is not beside the repository")

@@ -3,14 +3,13 @@ other keys (flinktune.rules.engine._key_guard): a shortcut that must never chang
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
+from testkit import shared_dir
 
 from flinktune.lint import LintOptions, lint_paths
 from flinktune.rules import engine, parse
 
-CORPUS = Path(__file__).resolve().parents[3] / "shared" / "corpus" / "flink-configs"
+CORPUS = shared_dir() / "corpus" / "flink-configs"
 
 
 @pytest.mark.parametrize(("condition", "guard"), [
