@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from flinktune.collect.catalog import MetricSpec, metric_specs, parse_metric_value, pick_values
+from flinktune.collect.checkpoints import RestCheckpoints
 from flinktune.collect.job import (
     TERMINAL_STATES,
     JobInfo,
@@ -91,6 +92,7 @@ class CollectResult:
     job_path: Path
     stop_reason: str  # "duration" | "interrupted" | "job-ended" | "rest-failure"
     detail: str = ""
+    checkpoints_path: Path | None = None  # checkpoints.json, when the job checkpoints
 
 
 class _Stop(KeyboardInterrupt):
@@ -246,6 +248,7 @@ def collect(
     writer.start(overwrite=options.overwrite)
     executor = ThreadPoolExecutor(max_workers=max(1, options.workers), thread_name_prefix="flinktune-collect")
     poller = _Poller(client, job_id, metric_specs(options.extra_metrics), executor)
+    checkpoints = RestCheckpoints(client.get_json, job_id, job.name, out_dir)
     try:
         write_json_atomic(plan_path, plan)
         job = poller.placements(job)
@@ -306,6 +309,7 @@ def collect(
                     continue
                 failed_in_a_row = 0
                 writer.append(rows)
+                checkpoints.poll(ts_ms)
                 polls += 1
                 if on_poll:
                     on_poll(
@@ -319,6 +323,7 @@ def collect(
         executor.shutdown(wait=False, cancel_futures=True)
         with _no_interrupts():
             metrics_path = writer.finish()
+            checkpoints_path = checkpoints.finish()
     return CollectResult(
         job_id=job_id,
         job_name=job.name,
@@ -330,4 +335,5 @@ def collect(
         job_path=job_path,
         stop_reason=stop_reason,
         detail=detail,
+        checkpoints_path=checkpoints_path,
     )
