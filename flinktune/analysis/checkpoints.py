@@ -79,20 +79,21 @@ class CheckpointLog:
     counts: tuple[CheckpointCounts, ...] = ()
 
     def completed_between(self, start_ms: int | None, end_ms: int | None) -> tuple[Checkpoint, ...]:
-        """Completed checkpoints (no savepoints) triggered in [start_ms, end_ms], in id order."""
+        """Completed checkpoints (no savepoints) that completed in [start_ms, end_ms] (while the
+        metrics analysed were recorded; a checkpoint triggered just before the window still ends
+        in it), in completion order."""
         out = []
         for c in self.checkpoints:
             if c.status != "COMPLETED" or c.savepoint or c.duration_ms is None:
                 continue
-            when = c.trigger_ms if c.trigger_ms is not None else c.ack_ms
-            if when is None:
+            done = c.ack_ms if c.ack_ms is not None else (
+                int(c.trigger_ms + c.duration_ms) if c.trigger_ms is not None else None)
+            if done is None:
                 continue
-            if start_ms is not None and when < start_ms:
+            if (start_ms is not None and done < start_ms) or (end_ms is not None and done > end_ms):
                 continue
-            if end_ms is not None and when > end_ms:
-                continue
-            out.append(c)
-        return tuple(sorted(out, key=lambda c: (c.trigger_ms or c.ack_ms or 0, c.id or 0)))
+            out.append((done, c))
+        return tuple(c for _done, c in sorted(out, key=lambda pair: (pair[0], pair[1].id or 0)))
 
     def failed_between(self, start_ms: int | None, end_ms: int | None) -> int | None:
         """Checkpoints that failed in the window: from the counts at its ends when there are

@@ -98,5 +98,6 @@ BETTER = "better"
 WORSE = "worse"
 SAME = "no measurable change"
 NOT_MEASURED = "not measured"
-CANNOT_TELL = "cannot tell"
+CANNOT_TELL = "cannot tell"  # the whole comparison: no figure had an informative interval
+TOO_WIDE = "too wide"  # internal: an interval that says nothing (reported as SAME with a note)
 MEASURABLE = frozenset({BETTER, WORSE, HIGHER, LOWER})

@@ -30,6 +30,9 @@ from flinktune.compare.value import (
     VertexComparison,
 )
 
+NOTE_FEW = "too few samples for an interval"
+NOTE_WIDE = "interval too wide to judge: the runs are too short or unsteady for this figure"
+
 # A figure needs this many windows on each side to be judged (two batches of two), or this many
 # checkpoints: checkpoints are separate events, not readings of a refreshed counter (stats.MIN_BATCH).
 MIN_SAMPLES = 4
@@ -144,13 +147,14 @@ def _skew_of(matrix: np.ndarray, valid: np.ndarray) -> Callable[[slice], float]:
 def _checkpoint_values(
     log: CheckpointLog | None, window: tuple[int, int] | None
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Durations (s), full sizes (B) and trigger times of the completed checkpoints in the window."""
+    """Durations (s), full sizes (B) and completion times of the checkpoints completed in the window."""
     if log is None:
         return np.zeros(0), np.zeros(0), np.zeros(0)
     done = log.completed_between(*(window or (None, None)))
     duration = np.array([c.duration_ms / 1000.0 if c.duration_ms is not None else np.nan for c in done])
     size = np.array([c.full_size_bytes if c.full_size_bytes is not None else np.nan for c in done])
-    when = np.array([float(c.trigger_ms if c.trigger_ms is not None else c.ack_ms or 0) for c in done])
+    when = np.array([float(c.ack_ms if c.ack_ms is not None else (c.trigger_ms or 0) + (c.duration_ms or 0))
+                     for c in done])
     return duration, size, when
 
 
@@ -297,10 +301,14 @@ def _side(candidate: _Candidate, which: int, acf: np.ndarray, b: int) -> stats.S
 
 
 def _shown(figure: Figure, raw: np.ndarray, side: stats.Side | None) -> float | None:
+    """The side's figure: the median for a log figure, else the mean of the batches used (of every
+    window when the side was not batched because the other side has nothing)."""
     x = raw[~np.isnan(raw)]
-    if side is None or len(x) == 0:
+    if len(x) == 0:
         return None
-    return float(np.median(x)) if figure.log else side.mean
+    if figure.log:
+        return float(np.median(x))
+    return side.mean if side is not None else float(x.mean())
 
 
 def _verdict(
@@ -333,7 +341,9 @@ def _verdict(
     if not interval.excludes_zero() or not big:
         if not figure.log and figure.relative and half > 0:
             half = half / abs(before) if before else math.inf
-        return (fg.CANNOT_TELL if half > figure.wide else fg.SAME), delta, low, high
+        # An interval wider than the figure's "wide" says nothing either way: still no measurable
+        # change, with a note (the runs are too short or too unsteady for this figure).
+        return (fg.SAME if half <= figure.wide else fg.TOO_WIDE), delta, low, high
     up = delta > 0
     if figure.better == fg.NEITHER:
         return (fg.HIGHER if up else fg.LOWER), delta, low, high
@@ -419,7 +429,8 @@ def compare_runs(
         acf = acfs.get(c.figure.family, np.array([1.0]))
         least = _least(c.figure)
         minimum = 1 if least == MIN_CHECKPOINTS else stats.MIN_BATCH
-        b = stats.batch_size(acf, n, minimum, tail) if n >= least else 1
+        family_series = pooled.get(c.figure.family, ())
+        b = stats.batch_size(acf, n, minimum, tail, series=family_series) if n >= least else 1
         c.sides = (_side(c, 0, acf, b), _side(c, 1, acf, b))
         # A figure that does not vary on either side (back pressure at 0% all along) cannot be called
         # by chance: it spends none of the error rate.
@@ -460,7 +471,11 @@ def compare_runs(
         else:
             interval = stats.difference(sb, sa, per_figure) if min(samples) >= _least(c.figure) else None
             if interval is None:
-                delta = None if shown_b is None or shown_a is None else shown_a - shown_b
+                delta = None
+                if shown_b is not None and shown_a is not None and not c.figure.log:
+                    delta = shown_a - shown_b
+                elif shown_b and shown_a is not None:
+                    delta = shown_a / shown_b - 1.0
                 change = FigureChange(
                     figure,
                     shown_b,
@@ -469,13 +484,16 @@ def compare_runs(
                     None,
                     None,
                     None,
-                    fg.CANNOT_TELL,
+                    fg.SAME,
                     samples,
                     (len(sb.means), len(sa.means)),
-                    note="too few samples for an interval",
+                    note=NOTE_FEW,
+                    informative=False,
                 )
             else:
                 verdict, delta, low, high = _verdict(c.figure, interval, shown_b)
+                wide = verdict == fg.TOO_WIDE
+                verdict = fg.SAME if wide else verdict
                 relative = None
                 if not c.figure.log and shown_b:
                     relative = delta / abs(shown_b)
@@ -491,6 +509,8 @@ def compare_runs(
                     samples,
                     (len(sb.means), len(sa.means)),
                     (sb.windows_per_batch, sa.windows_per_batch),
+                    note=NOTE_WIDE if wide else "",
+                    informative=not wide,
                 )
         changes.setdefault(c.scope, []).append(change)
 
@@ -555,7 +575,7 @@ def overall_verdict(comparison: Comparison) -> str:
         return fg.BETTER
     if comparison.changed:
         return "changed"
-    if not any(c.low is not None for c in changes):
+    if not any(c.informative and c.low is not None for c in changes):
         return fg.CANNOT_TELL
     return fg.SAME
 

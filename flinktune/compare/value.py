@@ -29,6 +29,9 @@ class FigureChange:
     batches: tuple[int, int] = (0, 0)
     batch_windows: tuple[int, int] = (0, 0)
     note: str = ""
+    # False when the runs could not tell a change the size of the figure's floor (too few samples,
+    # or an interval too wide): "no measurable change" then says the runs were too short or unsteady.
+    informative: bool = True
 
     @property
     def measurable(self) -> bool:
