@@ -1,7 +1,7 @@
 """What ``recommend`` predicted, next to what the AFTER run measured (``compare --expected``).
 
-The recommendation's JSON (``recommend --format json``, or the ``flinktune-recommendation.json``
-that ``recommend --write`` leaves beside the config) carries the predicted checkpoint-barrier wait
+The recommendation's JSON (``recommend --format json``, or the ``FILE.recommendation.json`` that
+``recommend --write`` leaves beside the config FILE) carries the predicted checkpoint-barrier wait
 over the whole back-pressured path, before and after the changes, and each change's model effects
 (in-flight bytes per gate, added latency, credit ceiling, memory). A metrics dump measures the
 checkpoint duration, so the barrier wait is checked against it with the rule docs/recommend.md
@@ -21,7 +21,12 @@ from flinktune.errors import UsageError
 # docs/recommend.md, "Predictions": with debloating the predicted barrier wait is within this
 # factor of the measured checkpoint (measured 1.0x on real Flink; the docs allow 3x).
 PREDICTION_FACTOR = 3.0
-SIDECAR = "flinktune-recommendation.json"
+SIDECAR_SUFFIX = ".recommendation.json"
+
+
+def sidecar(config: Path) -> Path:
+    """Where ``recommend --write`` leaves the recommendation it applied to ``config``."""
+    return config.with_name(config.name + SIDECAR_SUFFIX)
 DEBLOAT_KEY = "taskmanager.network.memory.buffer-debloat.enabled"
 
 # Model effects (advise/state.METRICS) that a metrics dump does not measure, and why.
@@ -45,8 +50,11 @@ def read_expected(path: str | Path) -> dict[str, Any]:
     from flinktune.config.safe_load import load_json
 
     p = Path(path)
-    if p.suffix.lower() not in (".json",) and (p.parent / SIDECAR).is_file():
-        p = p.parent / SIDECAR
+    if p.suffix.lower() != ".json":
+        if not sidecar(p).is_file():
+            raise UsageError(f"--expected {p}: no recommendation beside it ({sidecar(p).name}: "
+                             "`flinktune recommend --write` leaves it); give recommend's JSON instead")
+        p = sidecar(p)
     try:
         text = p.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as error:
