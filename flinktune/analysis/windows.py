@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 
 from flinktune.analysis import names
+from flinktune.analysis.series_local import counter_deltas, warmup_cuts
 
 # The metrics a window's figures read.
 WINDOW_METRICS: tuple[str, ...] = (
@@ -95,19 +96,12 @@ def _counter_rates(
 ) -> np.ndarray:
     """Per slot row (rows of a series consecutive, in slot order; ``new`` marks a series' first row):
     the counter's rate per second over the time since the previous row's last sample."""
+    delta = counter_deltas(v0, v1, mx, new)
+    prev_t1 = np.empty_like(t1)
+    prev_t1[0] = 0
+    prev_t1[1:] = t1[:-1]
+    span_s = (t1 - np.where(new, t0, prev_t1)) / 1000.0
     with np.errstate(invalid="ignore", divide="ignore"):
-        in_slot = np.where(v1 < mx, mx - v0 + v1, v1 - v0)
-        prev_v1 = np.empty_like(v1)
-        prev_v1[0] = np.nan
-        prev_v1[1:] = v1[:-1]
-        prev_v1[new] = np.nan
-        across = np.where(np.isnan(prev_v1), 0.0, np.where(v0 >= prev_v1, v0 - prev_v1, v0))
-        prev_t1 = np.empty_like(t1)
-        prev_t1[0] = 0
-        prev_t1[1:] = t1[:-1]
-        since = np.where(new, t0, prev_t1)
-        span_s = (t1 - since) / 1000.0
-        delta = np.nan_to_num(in_slot, nan=0.0) + np.nan_to_num(across, nan=0.0)
         return np.where(span_s > 0, delta / np.where(span_s > 0, span_s, 1.0), np.nan)
 
 
@@ -134,11 +128,7 @@ def build(
     mkey = np.asarray(columns["mkey"], dtype=np.int64)
     metric_idx = mkey // names.RANK_SPAN
     # The warm-up cut, per job, as series_local / aggregate.trim_warmup compute it (on every metric).
-    cuts: dict[int, int] = {}
-    for j in np.unique(job):
-        mine = job == j
-        start, end = int(t0_all[mine].min()), int(t1_all[mine].max())
-        cuts[int(j)] = int(start + (warmup_ms if warmup_ms is not None else (end - start) * warmup_fraction))
+    cuts = warmup_cuts(job, t0_all, t1_all, warmup_fraction, warmup_ms)
     keep = np.isin(metric_idx, METRIC_INDEXES)
     if not keep.any():
         return {}
@@ -216,7 +206,7 @@ def build(
             tuple(subs), _figures(cube, has_remote), _rate(cube, "numRecordsIn", "numRecordsInPerSecond")
         )
     for j, vertices in by_job.items():
-        first_kept = max(0, (cuts[j] - origin_ms) // max(1, slot_ms))
+        first_kept = max(0, int(cuts[j] - origin_ms) // max(1, slot_ms))
         last = nslots
         kept = slice(first_kept, last)
         trimmed = {
@@ -227,7 +217,7 @@ def build(
             start_ms=int(origin_ms + first_kept * slot_ms),
             slot_ms=int(slot_ms),
             windows=int(last - first_kept),
-            warmup_end_ms=cuts[j],
+            warmup_end_ms=int(cuts[j]),
             vertices=trimmed,
         )
     return out

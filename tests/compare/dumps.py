@@ -11,8 +11,10 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
+from testkit import DUMP_COLUMNS
 
 from flinktune.analysis.checkpoints import Checkpoint, CheckpointLog, to_document
+from flinktune.collect.writer import arrow_schema
 
 
 @dataclass
@@ -41,21 +43,7 @@ class Run:
 def write(run: Run, folder: Path, seed: int) -> Path:
     rng = np.random.default_rng(seed)
     folder.mkdir(parents=True, exist_ok=True)
-    rows: dict[str, list[object]] = {
-        c: []
-        for c in (
-            "ts",
-            "job_id",
-            "job_name",
-            "vertex_id",
-            "task_name",
-            "subtask_index",
-            "tm_id",
-            "host",
-            "metric",
-            "value",
-        )
-    }
+    rows: dict[str, list[object]] = {c: [] for c in DUMP_COLUMNS}
     polls = run.seconds // run.interval_s + 1
     last = len(run.vertices) - 1
     for index, v in enumerate(run.vertices):
@@ -104,21 +92,7 @@ def write(run: Run, folder: Path, seed: int) -> Path:
                         ("value", float(value)),
                     ):
                         rows[c].append(x)
-    schema = pa.schema(
-        [
-            ("ts", pa.int64()),
-            ("job_id", pa.string()),
-            ("job_name", pa.string()),
-            ("vertex_id", pa.string()),
-            ("task_name", pa.string()),
-            ("subtask_index", pa.int32()),
-            ("tm_id", pa.string()),
-            ("host", pa.string()),
-            ("metric", pa.string()),
-            ("value", pa.float64()),
-        ]
-    )
-    pq.write_table(pa.Table.from_pydict(rows, schema=schema), folder / "metrics.parquet")
+    pq.write_table(pa.Table.from_pydict(rows, schema=arrow_schema()), folder / "metrics.parquet")
     nodes = []
     for index, v in enumerate(run.vertices):
         node: dict[str, object] = {
