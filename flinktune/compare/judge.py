@@ -429,8 +429,7 @@ def compare_runs(
         acf = acfs.get(c.figure.family, np.array([1.0]))
         least = _least(c.figure)
         minimum = 1 if least == MIN_CHECKPOINTS else stats.MIN_BATCH
-        family_series = pooled.get(c.figure.family, ())
-        b = stats.batch_size(acf, n, minimum, tail, series=family_series) if n >= least else 1
+        b = stats.batch_size(acf, n, minimum, tail) if n >= least else 1
         c.sides = (_side(c, 0, acf, b), _side(c, 1, acf, b))
         # A figure that does not vary on either side (back pressure at 0% all along) cannot be called
         # by chance: it spends none of the error rate.

@@ -85,7 +85,7 @@ def _false_call_rate(phi: float, windows: int, seeds: int, confidence: float) ->
         before = [_ar1(rng, windows, phi) for _ in range(10)]
         after = [_ar1(rng, windows, phi) for _ in range(10)]
         acf = stats.pooled_autocorrelation(before + after, windows)
-        b = stats.batch_size(acf, windows, tail=tail, series=before + after)
+        b = stats.batch_size(acf, windows, tail=tail)
         one, two = stats.side(before[0], acf, b), stats.side(after[0], acf, b)
         assert one is not None and two is not None
         interval = stats.difference(one, two, confidence)
