@@ -29,6 +29,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "flinktune.cli.analyze_cmd",
     "flinktune.cli.recommend_cmd",
     "flinktune.cli.collect_cmd",
+    "flinktune.cli.compare_cmd",
 )
 
 

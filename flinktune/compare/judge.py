@@ -31,7 +31,7 @@ from flinktune.compare.value import (
 )
 
 NOTE_FEW = "too few samples for an interval"
-NOTE_WIDE = "interval too wide to judge: the runs are too short or unsteady for this figure"
+NOTE_WIDE = "interval too wide to judge"
 
 # A figure needs this many windows on each side to be judged (two batches of two), or this many
 # checkpoints: checkpoints are separate events, not readings of a refreshed counter (stats.MIN_BATCH).

@@ -87,6 +87,7 @@ def compare(
     conf: dict[str, str] | None = None,
     progress: Callable[[str], None] | None = None,
     session: Any = None,
+    spark_log: bool = False,
 ) -> Comparison:
     """Analyse BEFORE and AFTER (one Spark session, the analysis ``analyze`` runs, warm-up skipped on
     both) and compare them. ``session``: a Spark session to use instead of starting one."""
@@ -102,7 +103,7 @@ def compare(
     if session is not None:
         results = [run_analysis(session, run, progress) for run in runs]
     else:
-        results = analyze_all(runs, master, conf, progress)
+        results = analyze_all(runs, master, conf, progress, spark_log)
     say("comparing")
     before = _run("before", results[0], options.before, options.before_job)
     after = _run("after", results[1], options.after, options.after_job)
