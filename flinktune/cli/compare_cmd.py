@@ -12,7 +12,6 @@ from typing import Annotated
 import typer
 
 from flinktune.cli.common import (
-    EXIT_BAD_INPUT,
     EXIT_FINDINGS,
     EXIT_OK,
     around_spark_run,
@@ -22,7 +21,17 @@ from flinktune.cli.common import (
     live_stderr,
     stage_progress,
 )
-from flinktune.cli.flags import FlinkVersion, Format, NoColor, Output, Quiet, Verbose
+from flinktune.cli.flags import (
+    FlinkVersion,
+    Format,
+    Master,
+    NoColor,
+    NoProgress,
+    Output,
+    Quiet,
+    SparkConf,
+    Verbose,
+)
 
 _FAIL_ON = ("worse", "change", "never")
 _JOB_ID = re.compile(r"^[0-9a-fA-F]{32}$")
@@ -177,22 +186,12 @@ def compare(
     ca_file: Annotated[
         Path | None, typer.Option("--ca-file", metavar="FILE", help="With --prometheus: a CA bundle for TLS.")
     ] = None,
-    master: Annotated[
-        str,
-        typer.Option(
-            "--master", help="Spark master: local[*] (embedded), spark://host:port, yarn, k8s://..."
-        ),
-    ] = "local[*]",
-    conf: Annotated[
-        list[str] | None,
-        typer.Option("--conf", metavar="KEY=VALUE", help="Extra Spark setting (repeatable)."),
-    ] = None,
+    master: Annotated[str, Master()] = "local[*]",
+    conf: Annotated[list[str] | None, SparkConf()] = None,
     flink_version: Annotated[str, FlinkVersion("1.20 (the version both runs are analysed for)")] = "1.20",
     output_format: Annotated[str, Format("compare")] = "text",
     out: Annotated[Path | None, Output()] = None,
-    no_progress: Annotated[
-        bool, typer.Option("--no-progress", help="No progress display on stderr.")
-    ] = False,
+    no_progress: Annotated[bool, NoProgress()] = False,
     quiet: Annotated[bool, Quiet()] = False,
     verbose: Annotated[bool, Verbose("Spark's own log on stderr.")] = False,
     no_color: Annotated[bool, NoColor()] = False,
@@ -209,7 +208,7 @@ def compare(
         from flinktune.compare import CompareOptions
         from flinktune.compare import compare as run_compare
         from flinktune.compare.figures import CANNOT_TELL
-        from flinktune.errors import UsageError
+        from flinktune.errors import MetricsError, UsageError
         from flinktune.versions import parse_version
 
         fmt = checked_format("compare", output_format)
@@ -240,13 +239,12 @@ def compare(
                 result = run_compare(options, master=master, conf=spark_conf, progress=say, spark_log=verbose)
         emit("compare", result, fmt, output=out, no_color=no_color, verbose=verbose, inputs=(before, after))
         if result.verdict == CANNOT_TELL:
-            # The report is out (nothing lost), but a canary must not pass on runs nobody could judge.
-            typer.echo(
-                "flinktune: error: compare: not one figure could be judged (too few windows after the "
-                "warm-up, or too unsteady): collect longer runs or lower --warmup",
-                err=True,
+            # The report is out (nothing lost), but a canary must not pass on runs nobody could judge
+            # (as analyze on a job it cannot judge).
+            raise MetricsError(
+                "compare: not one figure could be judged (too few windows after the warm-up, or too "
+                "unsteady): collect longer runs or lower --warmup"
             )
-            return EXIT_BAD_INPUT
         failing = {"worse": result.worse, "change": result.changed, "never": False}[fail_on.lower()]
         return EXIT_FINDINGS if failing else EXIT_OK
 
