@@ -26,7 +26,7 @@ LAYERS: dict[str, int] = {
     "rules": 3, "sim": 3,
     "spark": 3,       # the Spark session, its JVM and class-data archive (core only below it)
     "analysis": 4,
-    "advise": 5, "collect": 5, "lint": 5,
+    "advise": 5, "collect": 5, "lint": 5, "compare": 5,
     "report": 6,
     "cli": 7,
 }

@@ -28,6 +28,7 @@ from flinktune.analysis.plan import JobPlan, find_plan_beside, load_plan
 from flinktune.analysis.readers import parquet as parquet_reader
 from flinktune.analysis.series_local import StripPoints
 from flinktune.analysis.timeline import JobTimeline
+from flinktune.analysis.windows import JobWindows
 from flinktune.errors import MetricsError, UsageError
 from flinktune.findings import Finding
 from flinktune.situation.environment import Environment
@@ -68,6 +69,8 @@ class AnalysisOptions:
     rule_dirs: tuple[str, ...] = ()
     # Keep per-subtask time series (analysis/timeline.py) for reports that draw them.
     timeline: bool = False
+    # Keep each vertex's figures per time window (analysis/windows.py), for comparing two runs.
+    windows: bool = False
 
 
 @dataclass(frozen=True)
@@ -80,6 +83,7 @@ class AnalysisResult:
     findings: tuple[Finding, ...] = ()
     timelines: Mapping[str, JobTimeline] = field(default_factory=dict)  # by job_key, when asked
     plan: JobPlan | None = None  # the job graph read (edges, ship strategies), for reports that draw it
+    windows: Mapping[str, JobWindows] = field(default_factory=dict)  # by job_key, when asked
 
 
 def _dkey(row: dict[str, object]) -> tuple[object, object, object]:
@@ -241,15 +245,16 @@ def _is_local(spark: SparkSession) -> bool:
         return False
 
 
-def timeline_slots(slots: DataFrame) -> DataFrame:
-    """The slot rows of the timeline gauges only (a few per subtask and slot), tagged "tl"."""
+def timeline_slots(slots: DataFrame, indexes: Sequence[int] | None = None) -> DataFrame:
+    """The slot rows of the timeline gauges only (a few per subtask and slot), tagged "tl";
+    ``indexes``: other metrics instead (windows.METRIC_INDEXES, whose counters need every column)."""
     from pyspark.sql import functions as F
 
     from flinktune.analysis.timeline import METRIC_INDEXES
 
     index = F.expr(f"mkey DIV {names.RANK_SPAN}")
-    return slots.where(index.isin(list(METRIC_INDEXES))).select(
-        "job_hash", "vertex_hash", "subtask_index", "mkey", "slot", "n", "s", "t0", "t1"
+    return slots.where(index.isin(list(METRIC_INDEXES if indexes is None else indexes))).select(
+        *aggregate.SLOT_COLUMNS
     ).withColumn("kind", F.lit("tl"))
 
 
@@ -307,7 +312,8 @@ def _collect_keyed(
 
 
 def _collect_spark(
-    slots: DataFrame, desc_df: DataFrame, warm_frac: float, warm_ms: int | None, timeline: bool
+    slots: DataFrame, desc_df: DataFrame, warm_frac: float, warm_ms: int | None, timeline: bool,
+    windows: bool = False,
 ) -> Collected:
     """One Spark job: scan, slot aggregation, warm-up trim, per-series summary, names (for slot
     tables too large to collect)."""
@@ -316,17 +322,19 @@ def _collect_spark(
     trimmed = aggregate.trim_warmup(slots, warm_frac, warm_ms)
     series_df = aggregate.series_stats(trimmed).withColumn("kind", F.lit("series"))
     union = series_df.unionByName(desc_df.withColumn("kind", F.lit("desc")), allowMissingColumns=True)
-    if timeline:
-        # The few timeline gauges of the slot table ride along in the same job.
-        union = union.unionByName(timeline_slots(slots), allowMissingColumns=True)
+    if timeline or windows:
+        # The few timeline gauges (and the window figures' metrics) of the slot table ride along
+        # in the same job.
+        from flinktune.analysis import timeline as tl
+        from flinktune.analysis import windows as wn
+
+        indexes = sorted({*(tl.METRIC_INDEXES if timeline else ()), *(wn.METRIC_INDEXES if windows else ())})
+        union = union.unionByName(timeline_slots(slots, indexes), allowMissingColumns=True)
     rows = [r.asDict(recursive=True) for r in union.collect()]
     series_rows = [r for r in rows if r["kind"] == "series"]
     desc_rows = [r for r in rows if r["kind"] == "desc"]
     tl_rows = [r for r in rows if r["kind"] == "tl"]
-    slot_columns = {
-        c: [r[c] for r in tl_rows]
-        for c in ("job_hash", "vertex_hash", "subtask_index", "mkey", "slot", "n", "s", "t0", "t1")
-    }
+    slot_columns = {c: [r[c] for r in tl_rows] for c in aggregate.SLOT_COLUMNS}
     return series_rows, StripPoints.from_rows(series_rows), desc_rows, slot_columns
 
 
@@ -441,7 +449,9 @@ def run_analysis(
                 if bound is not None and bound <= LOCAL_FINISH_MAX_ROWS:
                     collected = _collect_local(slots, desc_df, warm_frac, warm_ms)
                 else:
-                    collected = _collect_spark(slots, desc_df, warm_frac, warm_ms, options.timeline)
+                    collected = _collect_spark(
+                        slots, desc_df, warm_frac, warm_ms, options.timeline, options.windows
+                    )
         series_rows, strip, desc_rows, slot_columns = collected
         desc = aggregate.pick_descriptors(desc_rows)
         if any(_dkey(r) not in desc for r in series_rows):
@@ -535,6 +545,13 @@ def run_analysis(
         timelines = timeline.build(
             slot_columns, desc, lo, slot_ms, warm_frac, warm_ms, plan.id_for if plan is not None else None
         )
+    windows: dict[str, JobWindows] = {}
+    if options.windows:
+        from flinktune.analysis import windows as window_figures
+
+        remote = {(s.job_key, s.vertex_key, s.subtask_index) for s in subtasks if s.has_remote_input}
+        rekey = plan.id_for if plan is not None else None
+        windows = window_figures.build(slot_columns, desc, lo, slot_ms, warm_frac, warm_ms, rekey, remote)
     say("applying the analysis rules")
     findings = findings_for(jobs, options, inputs[0].paths[0])
     return AnalysisResult(
@@ -546,6 +563,7 @@ def run_analysis(
         findings=tuple(findings),
         timelines=timelines,
         plan=plan,
+        windows=windows,
     )
 
 
@@ -608,34 +626,49 @@ def analyze(
     spark_log: bool = False,
 ) -> AnalysisResult:
     """Start (or reuse) a session and run the analysis (``spark_log``: Spark's own log on stderr)."""
+    if session is not None:
+        return run_analysis(session, options, progress)
+    return analyze_all([options], master, conf, progress, spark_log)[0]
+
+
+def analyze_all(
+    runs: Sequence[AnalysisOptions],
+    master: str = "local[*]",
+    conf: dict[str, str] | None = None,
+    progress: Progress | None = None,
+    spark_log: bool = False,
+) -> list[AnalysisResult]:
+    """Start one session and analyse each of ``runs`` in it, in order (compare's two sides)."""
     from flinktune.spark.session import after_run, build_session
 
     say = progress or (lambda _msg: None)
-    if session is not None:
-        return run_analysis(session, options, progress)
-    # Check the inputs and the plan before paying for a JVM.
-    inputs = load.resolve_inputs(list(options.inputs))
-    if options.plan_path:
-        load_plan(options.plan_path)
-    parse_warmup(options.warmup)
+    # Check the inputs and the plans before paying for a JVM.
+    input_sets = [load.resolve_inputs(list(options.inputs)) for options in runs]
+    for options in runs:
+        if options.plan_path:
+            load_plan(options.plan_path)
+        parse_warmup(options.warmup)
     say(f"starting Spark ({master})")
     from concurrent.futures import ThreadPoolExecutor
 
     local = master.startswith("local")
     cancel = threading.Event()
+    everything = [i for inputs in input_sets for i in inputs]
     # The footers and dictionaries are read, and local text converted to parquet, while the JVM
     # starts (pyarrow, releasing the GIL).
     pool = ThreadPoolExecutor(max_workers=1)
     session = None
     try:
-        pending = pool.submit(prepare_inputs, inputs, local, cancel)
-        session = build_session(master, conf, input_bytes=_scan_bytes(inputs, local), spark_log=spark_log)
+        pending = [pool.submit(prepare_inputs, inputs, local, cancel) for inputs in input_sets]
+        session = build_session(master, conf, input_bytes=_scan_bytes(everything, local), spark_log=spark_log)
         from flinktune.analysis import text_cache
 
-        if not pending.done() and any(text_cache.applies(i) for i in inputs):
+        if not all(p.done() for p in pending) and any(text_cache.applies(i) for i in everything):
             say("converting text to parquet (once; kept for the next runs)")
-        prepared = pending.result()
-        result = run_analysis(session, options, progress, prepared)
+        results = [
+            run_analysis(session, options, progress, prepared.result())
+            for options, prepared in zip(runs, pending, strict=True)
+        ]
     except Exception:
         cancel.set()
         # A failed run starts no class-data archive build (the CLI's note says so); the class
@@ -656,7 +689,7 @@ def analyze(
         # A conversion notices the cancel between two pieces and removes its temporary file.
         pool.shutdown(wait=True)
     after_run(session)
-    return result
+    return results
 
 
 def _scan_bytes(inputs: Sequence[load.InputSet], local: bool) -> int | None:

@@ -72,6 +72,32 @@ def series_rows(
     return rows
 
 
+def warmup_cuts(job: np.ndarray, t0: np.ndarray, t1: np.ndarray, warmup_fraction: float,
+                warmup_ms: int | None) -> dict[int, float]:
+    """Per job hash: the end of its warm-up (start + a duration, or + a share of its span), as
+    aggregate.trim_warmup computes it."""
+    cuts: dict[int, float] = {}
+    for j in np.unique(job):
+        mine = job == j
+        start, end = int(t0[mine].min()), int(t1[mine].max())
+        cuts[int(j)] = start + (warmup_ms if warmup_ms is not None else (end - start) * warmup_fraction)
+    return cuts
+
+
+def counter_deltas(v0: np.ndarray, v1: np.ndarray, mx: np.ndarray, new: np.ndarray) -> np.ndarray:
+    """Per slot row of counter series (rows of a series consecutive, in slot order; ``new`` marks a
+    series' first row): the counter's increase, inside the slot (a reset shows as a last value below
+    the slot's max) and since the previous slot (a first value below the previous slot's last)."""
+    with np.errstate(invalid="ignore"):
+        in_slot = np.where(v1 < mx, mx - v0 + v1, v1 - v0)
+        prev = np.empty_like(v1)
+        prev[0] = np.nan
+        prev[1:] = v1[:-1]
+        prev[new] = np.nan
+        across = np.where(np.isnan(prev), 0.0, np.where(v0 >= prev, v0 - prev, v0))
+    return np.nan_to_num(in_slot, nan=0.0) + np.nan_to_num(across, nan=0.0)
+
+
 def summarise(
     slots: Mapping[str, Sequence[Any] | np.ndarray],
     warmup_fraction: float,
@@ -93,10 +119,8 @@ def summarise(
 
     # Warm-up: per job, drop slots whose last sample is before start + share of the span.
     keep = np.ones(len(slot), dtype=bool)
-    for j in np.unique(job):
+    for j, cut in warmup_cuts(job, t0, t1, warmup_fraction, warmup_ms).items():
         mine = job == j
-        start, end = t0[mine].min(), t1[mine].max()
-        cut = start + (warmup_ms if warmup_ms is not None else (end - start) * warmup_fraction)
         keep[mine] = t1[mine] >= cut
     kept = np.flatnonzero(keep)
     if len(kept) == 0:
@@ -115,16 +139,7 @@ def summarise(
     )
     starts = np.flatnonzero(new)
 
-    # Counter deltas: inside a slot (a reset shows as a last value below the slot's max) and
-    # across slots (a first value below the previous slot's last).
-    with np.errstate(invalid="ignore"):
-        in_slot = np.where(v1 < mx, mx - v0 + v1, v1 - v0)
-        prev = np.empty_like(v1)
-        prev[0] = np.nan
-        prev[1:] = v1[:-1]
-        prev[new] = np.nan
-        across = np.where(np.isnan(prev), 0.0, np.where(v0 >= prev, v0 - prev, v0))
-    delta = np.nan_to_num(in_slot, nan=0.0) + np.nan_to_num(across, nan=0.0)
+    delta = counter_deltas(v0, v1, mx, new)
 
     metric_idx = mkey // names.RANK_SPAN
     lo = np.array([names.THRESHOLDS.get(m, (np.nan, np.nan))[0] for m in names.METRICS])[metric_idx]

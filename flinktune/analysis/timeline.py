@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from flinktune.analysis import names
+from flinktune.analysis.series_local import warmup_cuts
 
 # Gauges drawn over time. The ms-per-second ones become shares of time (0..1) here.
 TIMELINE_METRICS: tuple[str, ...] = (
@@ -88,11 +89,7 @@ def build(
     t1 = np.asarray(columns["t1"], dtype=np.int64)
 
     # The warm-up cut, per job, exactly as series_local / aggregate.trim_warmup compute it.
-    cuts: dict[int, int] = {}
-    for j in np.unique(job):
-        mine = job == j
-        start, end = int(t0[mine].min()), int(t1[mine].max())
-        cuts[int(j)] = int(start + (warmup_ms if warmup_ms is not None else (end - start) * warmup_fraction))
+    cuts = warmup_cuts(job, t0, t1, warmup_fraction, warmup_ms)
     nslots = int(slot.max()) + 1
 
     metric_idx = mkey // names.RANK_SPAN
@@ -161,7 +158,7 @@ def build(
             start_ms=int(origin_ms),
             slot_ms=int(slot_ms),
             slots=nslots,
-            warmup_end_ms=cuts[jhash],
+            warmup_end_ms=int(cuts[jhash]),
             vertices=by_job[jkey],
         )
     return out

@@ -20,7 +20,17 @@ from flinktune.cli.common import (
     live_stderr,
     stage_progress,
 )
-from flinktune.cli.flags import FlinkVersion, Format, NoColor, Output, Quiet, Verbose
+from flinktune.cli.flags import (
+    FlinkVersion,
+    Format,
+    Master,
+    NoColor,
+    NoProgress,
+    Output,
+    Quiet,
+    SparkConf,
+    Verbose,
+)
 
 
 def _parse_time_ms(text: str | None, flag: str) -> int | None:
@@ -89,20 +99,8 @@ def analyze(
             help="Warm-up to skip per job: a share of the window, e.g. 10%, or a duration, e.g. 30s.",
         ),
     ] = "10%",
-    master: Annotated[
-        str,
-        typer.Option(
-            "--master", help="Spark master: local[*] (embedded), spark://host:port, yarn, k8s://..."
-        ),
-    ] = "local[*]",
-    conf: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--conf",
-            metavar="KEY=VALUE",
-            help="Extra Spark setting (repeatable); overrides the tuned defaults.",
-        ),
-    ] = None,
+    master: Annotated[str, Master()] = "local[*]",
+    conf: Annotated[list[str] | None, SparkConf()] = None,
     segment_size: Annotated[
         str,
         typer.Option("--segment-size", help="taskmanager.memory.segment-size of the job (for buffer fill)."),
@@ -132,9 +130,7 @@ def analyze(
             help="Exit 1 when a finding is at or above this severity.",
         ),
     ] = "warning",
-    no_progress: Annotated[
-        bool, typer.Option("--no-progress", help="No progress display on stderr.")
-    ] = False,
+    no_progress: Annotated[bool, NoProgress()] = False,
     quiet: Annotated[bool, Quiet()] = False,
     verbose: Annotated[bool, Verbose("Spark's own log on stderr.")] = False,
     no_color: Annotated[bool, NoColor()] = False,

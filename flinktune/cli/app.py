@@ -30,6 +30,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "flinktune.cli.analyze_cmd",
     "flinktune.cli.recommend_cmd",
     "flinktune.cli.collect_cmd",
+    "flinktune.cli.compare_cmd",
 )
 
 # Commands with a typer-free route for plain command lines (typer + pydantic cost more than the

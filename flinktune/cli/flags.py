@@ -51,3 +51,19 @@ def FlinkVersion(default: str) -> Any:
 
 def Profile(what: str) -> Any:
     return typer.Option("--profile", metavar="FILE", help=f"YAML mapping of {what} (flags win).")
+
+
+# The Spark commands' flags (analyze, compare): where the analysis runs, and its progress display.
+
+
+def Master() -> Any:
+    return typer.Option("--master", help="Spark master: local[*] (embedded), spark://host:port, yarn, k8s://...")
+
+
+def SparkConf() -> Any:
+    return typer.Option("--conf", metavar="KEY=VALUE",
+                        help="Extra Spark setting (repeatable); overrides the tuned defaults.")
+
+
+def NoProgress() -> Any:
+    return typer.Option("--no-progress", help="No progress display on stderr.")

@@ -177,6 +177,9 @@ def _write(result: Any, write: bool, output: Path | None, follow_symlinks: bool,
     if write:
         backup = write_file_atomic(result.path, data, backup_suffix=".bak", follow_symlinks=follow_symlinks)
         note(f"flinktune: wrote {result.path}" + (f" (backup {backup})" if backup else ""))
+        beside = _recommendation_beside(result)
+        note(f"flinktune: the recommendation applied is in {beside}: `flinktune compare BEFORE AFTER "
+             f"--expected {result.path}` shows its predictions against the next run")
     elif output is not None:
         write_file_atomic(output, data, backup_suffix=None, follow_symlinks=follow_symlinks)
         note(f"flinktune: wrote the recommended config to {output}")
@@ -192,3 +195,17 @@ def main_fast(argv: list[str]) -> int | None:
     if args is None or args.metrics:
         return None
     return finish(lambda: guarded(lambda: run_recommend(args), error=error_line, stop=stopped))
+
+
+def _recommendation_beside(result: Any) -> Path:
+    """The JSON report of what --write applied, beside the file (FILE.recommendation.json, replaced
+    at each --write), for ``compare --expected`` (docs/compare.md)."""
+    from flinktune import __version__
+    from flinktune.compare.expected import sidecar
+    from flinktune.config.writer import write_file_atomic
+    from flinktune.report.emit import How, render
+
+    path = sidecar(Path(result.path))
+    text = render("recommend", result, "json", How(inputs=tuple(result.inputs), tool_version=__version__))
+    write_file_atomic(path, text.encode("utf-8"), backup_suffix=None)
+    return path

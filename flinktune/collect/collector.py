@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from flinktune.collect.catalog import MetricSpec, metric_specs, parse_metric_value, pick_values
+from flinktune.collect.checkpoints import RestCheckpoints
 from flinktune.collect.job import (
     TERMINAL_STATES,
     JobInfo,
@@ -49,6 +50,9 @@ class CollectOptions:
     overwrite: bool = False
     workers: int = 8
     max_failed_polls: int = 3
+    # After asking Flink to refresh its metric cache, wait this long (at most a quarter of the
+    # interval) before reading the subtasks, so one poll reads one refresh (see _Poller.refresh).
+    settle_s: float = 0.25
     retry: RetryPolicy = field(default_factory=RetryPolicy)
 
     def __post_init__(self) -> None:
@@ -91,6 +95,7 @@ class CollectResult:
     job_path: Path
     stop_reason: str  # "duration" | "interrupted" | "job-ended" | "rest-failure"
     detail: str = ""
+    checkpoints_path: Path | None = None  # checkpoints.json, when the job checkpoints
 
 
 class _Stop(KeyboardInterrupt):
@@ -184,6 +189,19 @@ class _Poller:
                 vertices.append(vertex)
         return JobInfo(job.job_id, job.name, job.state, tuple(vertices))
 
+    def refresh(self) -> bool:
+        """Ask the REST API to refresh its metric cache now. Flink serves metric values from a cache
+        that a metrics request refreshes asynchronously, TaskManager by TaskManager, when it is older
+        than metrics.fetcher.update-interval (MetricFetcherImpl.update): the requests of one poll
+        that race that refresh read some subtasks before it and some after, so a counter seems to
+        stand still in one poll and jump in the next. One request first (the job's own metrics
+        handler refreshes the whole cache), a short wait, then the subtasks. False: it failed."""
+        try:
+            self.client.get_json(f"/jobs/{self.job_id}/metrics", {"get": "uptime"})
+        except CollectError:
+            return False
+        return True
+
     def poll(self, job: JobInfo, ts_ms: int) -> tuple[list[Row], int, int]:
         """Rows of one poll, the number of subtasks that answered, and failed requests."""
         requests: list[tuple[VertexInfo, int, Future[dict[str, float]]]] = []
@@ -246,6 +264,7 @@ def collect(
     writer.start(overwrite=options.overwrite)
     executor = ThreadPoolExecutor(max_workers=max(1, options.workers), thread_name_prefix="flinktune-collect")
     poller = _Poller(client, job_id, metric_specs(options.extra_metrics), executor)
+    checkpoints = RestCheckpoints(client.get_json, job_id, job.name, out_dir)
     try:
         write_json_atomic(plan_path, plan)
         job = poller.placements(job)
@@ -283,7 +302,11 @@ def collect(
                     sleep(wait)
                 attempts += 1
                 began = clock()
+                # The values read below are the cache's as refreshed now (see _Poller.refresh).
+                refreshed = poller.refresh()
                 ts_ms = int(time.time() * 1000)
+                if refreshed and options.settle_s > 0:
+                    sleep(min(options.settle_s, options.interval_s / 4))
                 try:
                     current = read_job(client, job_id)
                     if current.state in TERMINAL_STATES:
@@ -306,6 +329,7 @@ def collect(
                     continue
                 failed_in_a_row = 0
                 writer.append(rows)
+                checkpoints.poll(ts_ms)
                 polls += 1
                 if on_poll:
                     on_poll(
@@ -319,6 +343,7 @@ def collect(
         executor.shutdown(wait=False, cancel_futures=True)
         with _no_interrupts():
             metrics_path = writer.finish()
+            checkpoints_path = checkpoints.finish()
     return CollectResult(
         job_id=job_id,
         job_name=job.name,
@@ -330,4 +355,5 @@ def collect(
         job_path=job_path,
         stop_reason=stop_reason,
         detail=detail,
+        checkpoints_path=checkpoints_path,
     )

@@ -41,6 +41,7 @@ from flinktune.analysis.readers.prometheus_range import (
     prometheus_name,
 )
 from flinktune.collect.catalog import DEFAULT_METRICS, MetricSpec
+from flinktune.collect.checkpoints import job_gauge_name, prometheus_log, write_log
 from flinktune.collect.collector import _no_interrupts, _stop_on_sigterm
 from flinktune.collect.job import plan_with_stream_graph
 from flinktune.collect.rest import FlinkRestClient, HttpStatusError, RetryPolicy, _reason
@@ -263,6 +264,7 @@ class PrometheusResult:
     plan_source: str
     notes: tuple[str, ...]
     stop_reason: str  # "complete" | "interrupted"
+    checkpoints_path: Path | None = None
 
 
 def time_chunks(start_s: float, end_s: float, step_s: float, points: int) -> list[tuple[float, float]]:
@@ -435,6 +437,34 @@ def _placement(
     }
 
 
+def _job_gauge(
+    client: PrometheusClient, options: PrometheusOptions, job_id: str, gauge: str
+) -> list[tuple[int, float]]:
+    """(ts_ms, value) of the JobManager's job-scoped ``gauge`` for the job over the range, in
+    chunks of at most ``max_points`` steps; several series (a JobManager failover) are merged."""
+    out: dict[int, float] = {}
+    source = f"{client.base_url}/api/v1/query_range"
+    for lo, hi in time_chunks(options.start_s, options.end_s, options.step_s, options.max_points):
+        document = client.post(
+            "/api/v1/query_range",
+            [
+                ("query", f"{job_gauge_name(gauge)}{{job_id={_promql_string(job_id)}}}"),
+                ("start", f"{lo:.3f}"),
+                ("end", f"{hi:.3f}"),
+                ("step", f"{options.step_s:g}"),
+            ],
+        )
+        for series in matrix_of(document, source):
+            for point in series.get("values") or []:
+                try:
+                    ts, value = round(float(point[0]) * 1000), float(point[1])
+                except (TypeError, ValueError, IndexError):
+                    continue
+                if value == value:
+                    out[ts] = value
+    return sorted(out.items())
+
+
 def collect_prometheus(
     options: PrometheusOptions,
     *,
@@ -513,6 +543,15 @@ def collect_prometheus(
             write_json_atomic(plan_path, plan)
         write_json_atomic(out_dir / JOB_FILE, _placement(series, names, job_id, job_name))
         notes = [n for n in (attempts.note(),) if n]
+        checkpoints_path = None
+        if stop_reason == "complete":
+            log = prometheus_log(lambda g: _job_gauge(client, options, job_id, g), job_id, job_name)
+            if log is not None:
+                checkpoints_path = write_log(out_dir, log)
+            else:
+                notes.append("no checkpoint statistics: Prometheus has no flink_jobmanager_job_"
+                             "lastCheckpointDuration for this job (checkpointing off, or the JobManager "
+                             "not scraped)")
         if plan is None:
             notes.append(
                 "no job plan (give --url of the JobManager or HistoryServer, or --plan FILE): task names "
@@ -547,4 +586,5 @@ def collect_prometheus(
         plan_source,
         tuple(notes),
         stop_reason,
+        checkpoints_path,
     )

@@ -68,14 +68,15 @@ def _publish(tmp: Path | str, final: Path) -> None:
     os.replace(tmp, final)
 
 
-def write_json_atomic(path: Path, document: Any) -> None:
-    """Write JSON through a temporary file and a rename, keeping a ``.bak`` of what was there."""
+def write_json_atomic(path: Path, document: Any, *, backup: bool = True) -> None:
+    """Write JSON through a temporary file and a rename, keeping a ``.bak`` of what was there
+    (``backup=False``: a file rewritten as it grows, whose earlier state is not worth keeping)."""
     text = json.dumps(document, indent=1, sort_keys=False) + "\n"
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(text)
-        if path.exists():
+        if backup and path.exists():
             shutil.copy2(path, path.with_name(path.name + ".bak"))
         _publish(tmp, path)
     except OSError as error:

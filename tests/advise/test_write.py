@@ -3,6 +3,7 @@ that survives the process being killed in the middle of the write."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -60,8 +61,6 @@ def test_write_preserves_untouched_bytes(fmt: str, crlf: bool, tmp_path: Path) -
     dry = CliRunner().invoke(app, _args(target, sample, "--format", "json"))
     assert dry.exit_code == 0, dry.output
     assert target.read_bytes() == original            # dry run by default: nothing written
-    import json
-
     changes = json.loads(dry.stdout)["recommendations"][0]["changes"]
     assert changes, "the sample must need at least one change for this test to mean something"
     lines = [c["line"] for c in changes if c["line"]]
@@ -72,6 +71,9 @@ def test_write_preserves_untouched_bytes(fmt: str, crlf: bool, tmp_path: Path) -
     assert written != original
     backup = target.with_name(target.name + ".bak")
     assert backup.read_bytes() == original
+    # What was applied, beside the file, for `compare --expected` (docs/compare.md).
+    applied = target.with_name(target.name + ".recommendation.json").read_text(encoding="utf-8")
+    assert json.loads(applied)["recommendations"][0]["changes"] == changes
     # Only the changed keys' own lines (and, in nested YAML, a parent block and comment a deletion
     # leaves empty right above them) differ; every other byte is kept, in order.
     removed = _removed_lines(original, written)
@@ -85,6 +87,8 @@ def test_write_preserves_untouched_bytes(fmt: str, crlf: bool, tmp_path: Path) -
     again = CliRunner().invoke(app, _args(target, sample, "--write"))
     assert again.exit_code == 0
     assert target.read_bytes() == written
+    # Nothing applied the second time: the recommendation beside the file stays the one that was.
+    assert target.with_name(target.name + ".recommendation.json").read_text(encoding="utf-8") == applied
 
 
 def test_output_file_leaves_input_alone(tmp_path: Path) -> None:

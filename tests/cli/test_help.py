@@ -119,6 +119,7 @@ SHARED_FLAGS: dict[str, tuple[str, ...]] = {
     "analyze": (*EVERY, *REPORT, "--flink-version"),
     "recommend": (*EVERY, *REPORT, "--flink-version", "--profile"),   # -o: the recommended config
     "collect": (*EVERY, *REPORT),                   # -o: the dump's folder; its report: one line or JSON
+    "compare": (*EVERY, *REPORT, "--flink-version"),
     "rules list": (*EVERY, *REPORT),
 }
 # They print a rule or a pass/fail count: no report to format or redirect.

@@ -72,6 +72,10 @@ class FakeFlink:
     finish_after_job_reads: int | None = None
     fail_job_reads_after: int | None = None  # /jobs/:jid answers 500 from then on (JobManager trouble)
     rescaled: dict[str, int] = field(default_factory=dict)  # vertex id -> new parallelism
+    # Checkpointing: None answers 404 as Flink does for a job without it; otherwise every read of
+    # /jobs/:jid/checkpoints completes one more checkpoint and shows the last ``history_size``.
+    checkpoints_completed: int | None = None
+    history_size: int = 3
     requests: list[str] = field(default_factory=list)
     metric_gets: list[list[str]] = field(default_factory=list)
     job_reads: int = 0
@@ -104,6 +108,21 @@ class FakeFlink:
             nodes.append(node)
         return {
             "plan": {"jid": job_id, "name": self.jobs[job_id]["name"], "type": "STREAMING", "nodes": nodes}
+        }
+
+    def checkpoint_stats(self) -> tuple[int, Any]:
+        if self.checkpoints_completed is None:
+            return 404, {"errors": ["Checkpointing has not been enabled."]}
+        with self.lock:
+            self.checkpoints_completed += 1
+            done = self.checkpoints_completed
+        history = [checkpoint_entry(done + 1, "IN_PROGRESS")]
+        history += [checkpoint_entry(i) for i in range(done, max(0, done - self.history_size + 1), -1)]
+        return 200, {
+            "counts": {"restored": 0, "total": done + 1, "in_progress": 1, "completed": done, "failed": 0},
+            "summary": {},
+            "latest": {},
+            "history": history[: self.history_size],
         }
 
     def answer(self, path: str, query: dict[str, list[str]]) -> tuple[int, Any]:
@@ -156,6 +175,8 @@ class FakeFlink:
                 }
             if parts[2:] == ["plan"]:
                 return 200, self.plan(job_id)
+            if parts[2:] == ["checkpoints"]:
+                return self.checkpoint_stats()
             vertex_ids = [v for v, _, _ in VERTICES]
             if len(parts) >= 4 and parts[2] == "vertices" and parts[3] in vertex_ids:
                 vindex = vertex_ids.index(parts[3])
@@ -189,6 +210,33 @@ class FakeFlink:
                     values = subtask_metrics(vindex, index, legacy=self.legacy_metrics)
                     return 200, [{"id": i, "value": values[i]} for i in ids if i in values]
         return 404, {"errors": ["Not found: " + path]}
+
+
+def checkpoint_entry(cid: int, status: str = "COMPLETED") -> dict[str, Any]:
+    """One ``history`` entry as Flink 1.20 answers it (CheckpointStatistics, "completed" class)."""
+    trigger = 1_795_253_000_000 + 3000 * cid
+    done = status == "COMPLETED"
+    return {
+        "className": "completed" if done else "in_progress",
+        "id": cid,
+        "status": status,
+        "is_savepoint": False,
+        "savepointFormat": None,
+        "trigger_timestamp": trigger,
+        "latest_ack_timestamp": trigger + 1000 + 10 * cid if done else -1,
+        "checkpointed_size": 4096 + cid,
+        "state_size": 8192 + cid,
+        "end_to_end_duration": 1000 + 10 * cid if done else 0,
+        "alignment_buffered": 0,
+        "processed_data": 0,
+        "persisted_data": 0,
+        "num_subtasks": 4,
+        "num_acknowledged_subtasks": 4 if done else 1,
+        "checkpoint_type": "CHECKPOINT",
+        "tasks": {},
+        "external_path": "<checkpoint-not-externally-addressable>",
+        "discarded": False,
+    }
 
 
 def _handler(fake: FakeFlink) -> type[BaseHTTPRequestHandler]:

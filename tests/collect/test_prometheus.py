@@ -582,3 +582,35 @@ def test_signal_mid_pull_keeps_a_complete_dump(replay, tmp_path, sig):
     assert 0 < rows < 13_824 // 2  # a few metrics' answers, not all of them
     assert not (out / "metrics.parts").exists()
     assert not [p for p in out.iterdir() if p.name.startswith(".")]  # no temporary files left
+
+
+def test_checkpoints_come_from_the_jobmanagers_gauges(replay, tmp_path):
+    """The JobManager's job-scoped checkpoint gauges (flink_jobmanager_job_*), as the reporter names
+    them, give checkpoints.json beside the dump (synthetic values on the recorded run's time grid)."""
+    meta = _meta(SKEW)
+    grid = [meta["start"] + 2 * i for i in range(int((meta["end"] - meta["start"]) // 2) + 1)]
+    labels = {"job_id": meta["job_id"], "job_name": "skew", "host": "localhost", "job": "flink"}
+
+    def series(name: str, value) -> None:  # type: ignore[no-untyped-def]
+        values = [[t, str(value(i))] for i, t in enumerate(grid)]
+        result = [{"metric": {"__name__": name, **labels}, "values": values}]
+        replay.answers[f"flink_jobmanager_job_{name}"] = {
+            "status": "success",
+            "data": {"resultType": "matrix", "result": result},
+        }
+
+    series("lastCompletedCheckpointId", lambda i: i // 3)  # a checkpoint every 6 s
+    series("lastCheckpointDuration", lambda i: 400 + 10 * (i // 3))
+    series("lastCheckpointFullSize", lambda i: 1000)
+    series("numberOfFailedCheckpoints", lambda i: 0)
+    out = tmp_path / "dump"
+    result = _collect(replay, out, "--plan", str(SKEW / "plan.json"))
+    assert result.exit_code == 0, result.output
+    from flinktune.analysis import checkpoints as ckpt
+
+    log = ckpt.read(out / ckpt.CHECKPOINTS_FILE)
+    assert log.source == "prometheus" and log.job_id == meta["job_id"]
+    ids = [c.id for c in log.checkpoints]
+    assert ids == list(range(1, (len(grid) - 1) // 3 + 1))
+    assert [c.duration_ms for c in log.checkpoints] == [400.0 + 10 * i for i in ids]
+    assert {c.full_size_bytes for c in log.checkpoints} == {1000.0}

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
 
     from flinktune.advise.engine import Recommendation
     from flinktune.analysis.job import AnalysisResult
+    from flinktune.compare.value import Comparison
     from flinktune.findings import Finding
 
 
@@ -87,3 +88,9 @@ def render_recommend_html(
                           lint_errors=lint_errors)
     a = analysis_view(analysis, tool_version) if analysis is not None else None
     return _page("recommend.html.j2", r=view, a=a, title=path, version=tool_version)
+
+
+def render_compare_html(comparison: Comparison, tool_version: str = "") -> str:
+    from flinktune.report.html.compare_view import compare_view
+
+    return _page("compare.html.j2", c=compare_view(comparison, tool_version), version=tool_version)

@@ -1,0 +1,207 @@
+"""compare's judgement on hand-made runs (no Spark): known deltas, pure noise, a rescaled graph, a
+changed chain, different jobs, missing checkpoints, predictions."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from flinktune.compare import expected
+from flinktune.compare import figures as fg
+from flinktune.compare.judge import compare_runs
+from flinktune.errors import MetricsError
+
+from .runs import VERTICES, noisy_vertex, run  # type: ignore[import-not-found]
+
+N = 30
+
+
+def _job(
+    seed: int,
+    rate: float = 1000.0,
+    sink_busy: float = 0.4,
+    sink_rate: float | None = None,
+    bp: float = 0.0,
+    checkpoints: list[float] | None = None,
+    label: str = "before",
+    phi: float = 0.5,
+):
+    rng = np.random.default_rng(seed)
+    values = {
+        VERTICES[0][0]: noisy_vertex(rng, N, phi, rate, 0.05, source=True, bp=bp),
+        VERTICES[1][0]: noisy_vertex(rng, N, phi, rate, 0.1, bp=bp),
+        VERTICES[2][0]: noisy_vertex(rng, N, phi, sink_rate or rate, sink_busy, sink=True),
+    }
+    return run(
+        label,
+        VERTICES,
+        values,
+        checkpoints=checkpoints,
+        bp={VERTICES[0][0]: bp, VERTICES[1][0]: bp} if bp else None,
+    )
+
+
+def _by_name(comparison, vertex: str | None, figure: str):  # type: ignore[no-untyped-def]
+    changes = (
+        comparison.job if vertex is None else next(v for v in comparison.vertices if v.name == vertex).changes
+    )
+    return next(c for c in changes if c.figure.name == figure)
+
+
+def test_a_run_compared_with_itself_changes_nothing() -> None:
+    before = _job(1, checkpoints=[1.0, 1.2, 0.9, 1.1, 1.0, 1.3])
+    comparison = compare_runs(before, before)
+    verdicts = {c.verdict for c in comparison.all_changes()}
+    assert verdicts <= {fg.SAME, fg.NOT_MEASURED}, verdicts
+    assert fg.SAME in verdicts
+    assert comparison.verdict == fg.SAME
+    assert comparison.headline.startswith("NO MEASURABLE CHANGE: throughput no measurable change")
+    for c in comparison.all_changes():
+        if c.delta is not None:
+            assert c.delta == pytest.approx(0.0, abs=1e-9)
+
+
+def test_known_deltas_are_called_in_the_right_direction() -> None:
+    before = _job(2, checkpoints=[4.0, 4.4, 3.9, 4.2, 4.1, 4.5, 3.8])
+    after = _job(
+        3,
+        sink_rate=500.0,
+        sink_busy=0.9,
+        bp=0.8,
+        label="after",
+        checkpoints=[1.5, 1.4, 1.7, 1.6, 1.5, 1.3, 1.6],
+    )
+    comparison = compare_runs(before, after)
+    throughput = _by_name(comparison, None, "throughput")
+    assert throughput.verdict == fg.WORSE and throughput.relative == pytest.approx(-0.5, abs=0.06)
+    assert throughput.low < throughput.delta < throughput.high
+    assert _by_name(comparison, None, "backpressured").verdict == fg.WORSE
+    duration = _by_name(comparison, None, "checkpoint_duration")
+    assert duration.verdict == fg.BETTER
+    assert duration.before == pytest.approx(4.1) and duration.after == pytest.approx(1.5)
+    assert -0.7 < duration.delta < -0.55  # geometric means: 1.54 / 4.13 - 1
+    assert _by_name(comparison, "Sink: Out", "busy").verdict == fg.HIGHER  # neither better nor worse
+    assert comparison.verdict == "mixed"
+    assert comparison.headline.startswith("MIXED: throughput worse -50%")
+
+
+def test_a_change_below_the_floor_is_not_called() -> None:
+    """+3% throughput is real here (tiny noise) but under the 5% a change must reach."""
+    before = _job(4, rate=1000.0, phi=0.0)
+    after = _job(5, rate=1030.0, phi=0.0, label="after")
+    assert _by_name(compare_runs(before, after), None, "throughput").verdict == fg.SAME
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("phi", [0.0, 0.6])
+def test_noise_alone_is_almost_never_a_change(phi: float) -> None:
+    """Two runs of the same job, noise only: the share of comparisons that call anything at all
+    stays at or below the stated 5% (family-wise over every figure; Bonferroni). 300 pairs: the
+    binomial standard deviation at 5% is 1.3 points; 9% is three of them above."""
+    pairs = 300
+    called = sum(
+        compare_runs(_job(2 * i, phi=phi), _job(2 * i + 1, phi=phi, label="after")).changed
+        for i in range(pairs)
+    )
+    assert called / pairs <= 0.09, called
+
+
+def test_a_rescaled_vertex_is_matched_by_id_and_said() -> None:
+    before = _job(6)
+    rng = np.random.default_rng(7)
+    rescaled = tuple((k, n, 8 if n == "Map" else p) for k, n, p in VERTICES)
+    after = run(
+        "after",
+        rescaled,
+        {
+            VERTICES[0][0]: noisy_vertex(rng, N, 0.5, 1000.0, 0.05, source=True),
+            VERTICES[1][0]: noisy_vertex(rng, N, 0.5, 1000.0, 0.05),
+            VERTICES[2][0]: noisy_vertex(rng, N, 0.5, 1000.0, 0.4, sink=True),
+        },
+    )
+    comparison = compare_runs(before, after)
+    assert [v.matched_by for v in comparison.vertices] == ["id", "id", "id"]
+    mapped = next(v for v in comparison.vertices if v.name == "Map")
+    assert mapped.rescaled and mapped.parallelism == (4, 8)
+    assert any("rescaled from parallelism 4 to 8" in n for n in comparison.graph_notes)
+    assert not comparison.only_before and not comparison.only_after
+
+
+def test_a_changed_chain_is_reported_and_the_rest_compared() -> None:
+    before = _job(8)
+    rng = np.random.default_rng(9)
+    chained = (VERTICES[0], ("c" * 32, "Map -> Sink: Out", 4))
+    after = run(
+        "after",
+        chained,
+        {
+            VERTICES[0][0]: noisy_vertex(rng, N, 0.5, 1000.0, 0.05, source=True),
+            "c" * 32: noisy_vertex(rng, N, 0.5, 1000.0, 0.5, sink=True),
+        },
+    )
+    comparison = compare_runs(before, after)
+    assert [v.name for v in comparison.vertices] == ["Source: Gen"]
+    assert comparison.only_before == ("Map", "Sink: Out") and comparison.only_after == ("Map -> Sink: Out",)
+    assert any("job graphs differ" in n for n in comparison.graph_notes)
+
+
+def test_two_different_jobs_are_refused_in_one_line() -> None:
+    before = _job(10)
+    rng = np.random.default_rng(11)
+    other = (("4" * 32, "Source: Kafka", 2), ("5" * 32, "Window(Tumbling)", 2), ("6" * 32, "Sink: Out", 2))
+    after = run(
+        "after",
+        other,
+        {k: noisy_vertex(rng, N, 0.5, 10.0, 0.1) for k, _n, _p in other},
+        job_id="b" * 32,
+        job_name="other",
+    )
+    with pytest.raises(MetricsError) as info:
+        compare_runs(before, after)
+    message = info.value.one_line()
+    assert "different jobs" in message and "'other'" in message and "\n" not in message
+
+
+def test_missing_checkpoints_are_not_measured_and_said() -> None:
+    before = _job(12, checkpoints=[1.0, 1.1, 1.2, 0.9])
+    after = _job(13, label="after")
+    comparison = compare_runs(before, after)
+    duration = _by_name(comparison, None, "checkpoint_duration")
+    assert duration.verdict == fg.NOT_MEASURED and "AFTER" in duration.note
+    assert any("no checkpoint statistics for AFTER" in n for n in comparison.notes)
+    assert comparison.after.checkpoints is None and comparison.before.checkpoints == 4
+    too_few = compare_runs(before, _job(14, checkpoints=[1.0, 1.1], label="after"))
+    few = _by_name(too_few, None, "checkpoint_duration")
+    assert few.verdict == fg.SAME and not few.informative and few.note == "too few samples for an interval"
+
+
+def test_predictions_are_shown_against_the_measurement() -> None:
+    before = _job(15, checkpoints=[10.0, 11.0, 10.5, 10.8, 11.2])
+    after = _job(16, checkpoints=[4.0, 4.1, 3.9, 4.2, 4.0], label="after")
+    rec = {
+        "barrier_wait_s": {"before": 4.1, "after": 4.0},
+        "changes": [
+            {
+                "key": expected.DEBLOAT_KEY,
+                "recommended": "true",
+                "effects": [
+                    {
+                        "name": "gate_inflight_bytes",
+                        "label": "in-flight per input gate",
+                        "unit": "B",
+                        "before": 1e6,
+                        "after": 2e5,
+                    }
+                ],
+            }
+        ],
+    }
+    comparison = compare_runs(before, after, predictions=lambda job: expected.predictions(rec, job))
+    wait, inflight = comparison.predictions
+    assert wait.measured_after == pytest.approx(4.0) and wait.verdict.startswith("within 3x")
+    assert "docs/recommend.md" in wait.rule
+    assert inflight.verdict == "not measured"
+    off = expected.predictions({**rec, "barrier_wait_s": {"before": 4.1, "after": 0.5}}, comparison.job)
+    assert off[0].verdict.startswith("off by")
+    no_debloat = expected.predictions({"barrier_wait_s": {"before": 4.1, "after": 3.0}}, comparison.job)
+    assert no_debloat[0].verdict == "lower bound holds"
