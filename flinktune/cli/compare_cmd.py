@@ -205,9 +205,9 @@ def compare(
 
     def run() -> int:
         from flinktune.cli.analyze_cmd import _parse_conf
-        from flinktune.compare import CompareOptions
-        from flinktune.compare import compare as run_compare
         from flinktune.compare.figures import CANNOT_TELL
+        from flinktune.compare.run import CompareOptions
+        from flinktune.compare.run import compare as run_compare
         from flinktune.errors import MetricsError, UsageError
         from flinktune.versions import parse_version
 

@@ -13,9 +13,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from flinktune.compare.value import FigureChange, Prediction
+if TYPE_CHECKING:   # recommend --write reads sidecar() without numpy behind the values
+    from flinktune.compare.value import FigureChange, Prediction
 from flinktune.errors import UsageError
 
 # docs/recommend.md, "Predictions": with debloating the predicted barrier wait is within this
@@ -87,6 +88,8 @@ def _debloat_after(rec: Mapping[str, Any]) -> bool:
 
 def predictions(rec: Mapping[str, Any], job: tuple[FigureChange, ...]) -> tuple[Prediction, ...]:
     """Each predicted effect of ``rec`` next to the measured job figures."""
+    from flinktune.compare.value import Prediction
+
     out: list[Prediction] = []
     checkpoint = next((c for c in job if c.figure.name == "checkpoint_duration"), None)
     wait = rec.get("barrier_wait_s") if isinstance(rec.get("barrier_wait_s"), Mapping) else {}

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from flinktune.compare import CompareOptions, compare
 from flinktune.compare import figures as fg
+from flinktune.compare.run import CompareOptions, compare
 from flinktune.errors import MetricsError
 
 from . import dumps  # type: ignore[attr-defined]
