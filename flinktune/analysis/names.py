@@ -43,9 +43,25 @@ COUNTERS: Final[tuple[str, ...]] = (
     "numBytesInRemote",
     "numBuffersInRemote",
     "numBuffersOut",
+    # The task's accumulated busy / back-pressured / idle milliseconds (TaskIOMetricGroup, 1.16+:
+    # ``accumulateBusyTimeMs`` ...; flink-facts.md). Gauges that only grow (reset when the task
+    # restarts), so read as counters: their rate over the window is the exact share of time busy,
+    # where ``busyTimeMsPerSecond`` is a 60 s moving average (TimerGauge, 1.16+) sampled now and then.
+    "accumulateBusyTimeMs",
+    "accumulateBackPressuredTimeMs",
+    "accumulateIdleTimeMs",
 )
 
-METRICS: Final[tuple[str, ...]] = GAUGES + COUNTERS
+# Levels: gauges whose net change over the window is read, as well as their mean. A source's
+# backlog (FLIP-33's ``pendingRecords``, operator-scoped: the Kafka / Pulsar / Kinesis readers
+# register it) growing means the source receives more than the job takes: its growth rate plus the
+# source's output is the rate the job must sustain (the Kubernetes operator's autoscaler:
+# ScalingMetricEvaluator.computeTargetDataRate, "inputRate + lagRate").
+LEVELS: Final[tuple[str, ...]] = ("pendingRecords",)
+# Operator-scoped metrics read under any operator's name (``Source__Gen.pendingRecords``).
+OPERATOR_METRICS: Final[tuple[str, ...]] = LEVELS
+
+METRICS: Final[tuple[str, ...]] = GAUGES + COUNTERS + LEVELS
 
 # Which counter a meter stands in for when the counter itself is absent.
 METER_FOR_COUNTER: Final[dict[str, str]] = {
