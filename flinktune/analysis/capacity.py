@@ -11,8 +11,12 @@ numerator once averaged differently from its denominator and mis-sized vertices)
 window after the warm-up:
 
 - **counters** when every subtask has them: ``numRecordsIn`` (a source: ``numRecordsOut``) and
-  ``accumulateBusyTimeMs`` (1.16+), each as its increase over the window divided by the window: the
-  exact share of time busy and the exact records;
+  ``accumulateIdleTimeMs`` / ``accumulateBackPressuredTimeMs`` (1.16+), each as its increase over the
+  window divided by the window; busy is the rest, ``1 - idle - back-pressured`` (Flink's own
+  ``accumulateBusyTimeMs`` is that difference taken at once, and drops back whenever the idle or
+  back-pressured timer catches up, every 5 s: it is no counter). The timers add a period when it
+  ends or every 5 s, so each end of the window may miss up to 5 s of idle or back-pressured time:
+  the longer the window, the smaller that error (docs/analysis.md, "Parallelism");
 - else **gauges**: the time-weighted means of ``numRecordsInPerSecond`` and ``busyTimeMsPerSecond``,
   both 60 s moving averages in Flink (MeterView; TimerGauge, 1.16+), so both lag the same way;
 - else **mixed** (a counter over a gauge), said in the method.
@@ -110,9 +114,8 @@ def _share(counter: float | None, gauge: float | None, counters: bool) -> float 
 
 def _busy(s: SubtaskFacts, counters: bool) -> float | None:
     r = s.rates
-    busy = _share(r.busy_counter, r.busy_gauge, counters)
-    if busy is not None:
-        return busy
+    if not counters and r.busy_gauge is not None:
+        return min(max(r.busy_gauge, 0.0), 1.0)
     idle = _share(r.idle_counter, r.idle_gauge, counters)
     bp = _share(r.backpressured_counter, r.backpressured_gauge, counters)
     if idle is None or bp is None:

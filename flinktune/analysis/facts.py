@@ -105,7 +105,6 @@ class RateInputs:
     records_in_meter: float | None = None       # numRecordsInPerSecond (a 60 s moving average)
     records_out_counter: float | None = None    # numRecordsOut
     records_out_meter: float | None = None      # numRecordsOutPerSecond
-    busy_counter: float | None = None           # accumulateBusyTimeMs per second / 1000
     busy_gauge: float | None = None             # busyTimeMsPerSecond / 1000 (a 60 s moving average)
     backpressured_counter: float | None = None  # accumulateBackPressuredTimeMs
     backpressured_gauge: float | None = None
@@ -133,7 +132,6 @@ def _rate_inputs(best: Mapping[str, SeriesStat]) -> RateInputs:
         records_in_meter=gauge("numRecordsInPerSecond"),
         records_out_counter=counter("numRecordsOut"),
         records_out_meter=gauge("numRecordsOutPerSecond"),
-        busy_counter=counter("accumulateBusyTimeMs", 1000.0),
         busy_gauge=gauge("busyTimeMsPerSecond", 1000.0),
         backpressured_counter=counter("accumulateBackPressuredTimeMs", 1000.0),
         backpressured_gauge=gauge("backPressuredTimeMsPerSecond", 1000.0),

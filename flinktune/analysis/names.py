@@ -43,11 +43,14 @@ COUNTERS: Final[tuple[str, ...]] = (
     "numBytesInRemote",
     "numBuffersInRemote",
     "numBuffersOut",
-    # The task's accumulated busy / back-pressured / idle milliseconds (TaskIOMetricGroup, 1.16+:
-    # ``accumulateBusyTimeMs`` ...; flink-facts.md). Gauges that only grow (reset when the task
-    # restarts), so read as counters: their rate over the window is the exact share of time busy,
-    # where ``busyTimeMsPerSecond`` is a 60 s moving average (TimerGauge, 1.16+) sampled now and then.
-    "accumulateBusyTimeMs",
+    # The task's accumulated back-pressured and idle milliseconds (TaskIOMetricGroup, 1.16+;
+    # flink-facts.md): gauges that only grow (reset when the task restarts), so read as counters;
+    # their rate over the window is the share of time back-pressured / idle, where the
+    # ...TimeMsPerSecond gauges are 60 s moving averages (TimerGauge, 1.16+) sampled now and then.
+    # Not ``accumulateBusyTimeMs``: Flink computes it as time since the task started less these two,
+    # whose TimerGauges add a period only when it ends or every 5 s (View.UPDATE_INTERVAL_SECONDS),
+    # so it drops back by up to 5 s at each such update: no counter (read as one, each drop would
+    # look like a reset). Busy time is 1 - idle - back-pressured of these two instead.
     "accumulateBackPressuredTimeMs",
     "accumulateIdleTimeMs",
 )

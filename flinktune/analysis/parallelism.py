@@ -184,8 +184,8 @@ def advise_parallelism(vertices: Sequence[VertexFacts], plan: JobPlan | None, or
     methods = sorted({r.method for r in rates if r.method in ("gauges", "mixed")})
     if methods:
         notes.append("true processing rates from the 60 s busy-time averages (busyTimeMsPerSecond), not "
-                     "the accumulated busy time (accumulateBusyTimeMs, Flink 1.16+): less exact over short "
-                     "windows")
+                     "the accumulated idle and back-pressured time (accumulate*TimeMs, Flink 1.16+): less "
+                     "exact over short windows")
     blocked = None
     origin = origins[0] if origins else None
     cause = getattr(origin, "cause", None)

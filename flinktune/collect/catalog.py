@@ -77,9 +77,9 @@ DEFAULT_METRICS: tuple[MetricSpec, ...] = (
     _plain("hardBackPressuredTimeMsPerSecond"),
     _plain("busyTimeMsPerSecond"),
     _plain("idleTimeMsPerSecond"),
-    # Accumulated busy / back-pressured / idle time (TaskIOMetricGroup, 1.16+): exact shares of time
-    # between two polls, where the ...PerSecond gauges are 60 s moving averages (TimerGauge).
-    _plain("accumulateBusyTimeMs"),
+    # Accumulated back-pressured / idle time (TaskIOMetricGroup, 1.16+): shares of time between two
+    # polls, where the ...PerSecond gauges are 60 s moving averages (TimerGauge). Busy time is the
+    # rest (accumulateBusyTimeMs is not monotonic: flinktune.analysis.names).
     _plain("accumulateBackPressuredTimeMs"),
     _plain("accumulateIdleTimeMs"),
     _plain("isBackPressured"),

@@ -50,7 +50,8 @@ def _counters(records_per_s: float, busy: float, bp: float = 0.0) -> Callable[[f
     """Counters and gauges of a steady subtask: records/s in and out, shares of time."""
     def at(t: float) -> dict[str, float]:
         return {"numRecordsIn": records_per_s * t, "numRecordsOut": records_per_s * t,
-                "accumulateBusyTimeMs": 1000 * busy * t, "accumulateBackPressuredTimeMs": 1000 * bp * t,
+                # Flink's own accumulateBusyTimeMs is not read (not monotonic): a wrong one is ignored.
+                "accumulateBusyTimeMs": 7.0 * (t % 5), "accumulateBackPressuredTimeMs": 1000 * bp * t,
                 "accumulateIdleTimeMs": 1000 * (1 - busy - bp) * t,
                 "busyTimeMsPerSecond": 1000 * busy, "backPressuredTimeMsPerSecond": 1000 * bp,
                 "idleTimeMsPerSecond": 1000 * (1 - busy - bp)}

@@ -48,7 +48,7 @@ def subtask_metrics(vertex_index: int, subtask: int, *, legacy: bool = True) -> 
         "numBuffersOut": "500",
         "mailboxQueueSize": "3",
         "Source__Gen.numRecordsOut": "77",
-        "accumulateBusyTimeMs": str(5000 * (subtask + 1)),
+        "accumulateIdleTimeMs": str(5000 * (subtask + 1)),
     }
     if vertex_index == 0:
         values["Source__Gen.pendingRecords"] = str(300 + subtask)

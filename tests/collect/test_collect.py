@@ -79,7 +79,7 @@ def test_writes_canonical_long_dump_plan_and_placement(fake_flink, tmp_path):
     assert one["inPoolUsage"]["host"] == "localhost"
     assert one["inPoolUsage"]["task_name"] == "SinkWork -> Discard: Writer"
     assert one["inPoolUsage"]["job_name"] == "validation-slow-sink"
-    assert one["accumulateBusyTimeMs"]["value"] == 10000.0
+    assert one["accumulateIdleTimeMs"]["value"] == 10000.0
     # An operator-scoped backlog (Source__Gen.pendingRecords) under its short name, sources only.
     backlog = sorted((r["subtask_index"], r["value"]) for r in rows
                      if r["metric"] == "pendingRecords" and r["ts"] == rows[0]["ts"])
