@@ -243,26 +243,22 @@ def _topological(loads: Sequence[VertexLoad], links: Sequence[Link]) -> list[Ver
 
 def edge_ratio(source: VertexLoad, target: VertexLoad, links: Sequence[Link],
                loads: Mapping[str, VertexLoad]) -> float | None:
-    """Records ``target`` receives from ``source`` per record ``source`` takes in (the autoscaler's
-    ScalingMetricEvaluator.computeEdgeOutputRatio): the edge's rate is the target's input when it
-    has one input, the source's output when it has one output, else the source's output split by the
-    target's inputs' outputs. None when the counters are missing."""
+    """Records ``target`` receives from ``source`` per record ``source`` takes in: the source's own
+    output over its input (its selectivity; a source's is 1). Every consumer of a stream gets all of
+    it, so each output edge carries the whole output (side outputs, which split it, are not told
+    apart by the task's counters). The receiver's input is used only when the sender's output is not
+    counted: under back pressure it lags the sender's output by what the buffers between them hold
+    (tens of thousands of small records), where the sender's own ratio does not (the autoscaler's
+    ScalingMetricEvaluator.computeEdgeOutputRatio reads the same two counters). None when neither
+    is counted."""
     if not source.input_per_s:
         return None
-    inputs = [loads[lk.source] for lk in links if lk.target == target.vertex_id and lk.source in loads]
-    outputs = [lk for lk in links if lk.source == source.vertex_id]
-    if len(inputs) <= 1 and target.input_per_s is not None:
-        edge = target.input_per_s
-    elif len(outputs) <= 1 and source.output_per_s is not None:
-        edge = source.output_per_s
-    elif target.input_per_s is not None and source.output_per_s is not None:
-        total = sum(v.output_per_s or 0.0 for v in inputs)
-        if total <= 0:
-            return None
-        edge = target.input_per_s * source.output_per_s / total
-    else:
-        return None
-    return edge / source.input_per_s
+    if source.output_per_s is not None:
+        return source.output_per_s / source.input_per_s
+    inputs = [lk for lk in links if lk.target == target.vertex_id and lk.source in loads]
+    if len(inputs) == 1 and target.input_per_s is not None:
+        return target.input_per_s / source.input_per_s
+    return None
 
 
 def _text_rate(value: float) -> str:

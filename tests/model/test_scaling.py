@@ -129,6 +129,17 @@ def test_a_source_that_waits_for_its_input_is_not_scaled() -> None:
     assert plan.vertex("sink").verdict == "enough"   # type: ignore[union-attr]
 
 
+def test_the_senders_own_ratio_not_what_the_buffers_let_through() -> None:
+    # Under back pressure the source has emitted 4,100 records/s while Parse took 1,790: the rest sits
+    # in the buffers between them. Parse's target is the source's target times the source's own
+    # out / in (1), not 1,790 / 4,100.
+    src = VertexLoad("src", "Source: Gen", 4, 30_000.0, input_per_s=4_100.0, output_per_s=4_100.0, busy=0.03,
+                     is_source=True)
+    parse = VertexLoad("parse", "Parse", 4, 1_500.0, input_per_s=1_790.0, output_per_s=1_790.0, busy=0.3)
+    plan = rescale([src, parse], _chain(src, parse, strategy="REBALANCE"), {"src": 4_000.0})
+    assert plan.vertex("parse").target_in_per_s == pytest.approx(4_000.0)   # type: ignore[union-attr]
+
+
 def test_a_join_takes_what_each_input_sends() -> None:
     a = VertexLoad("a", "Source: A", 1, 10_000.0, input_per_s=1_000.0, output_per_s=1_000.0, is_source=True)
     b = VertexLoad("b", "Source: B", 1, 10_000.0, input_per_s=3_000.0, output_per_s=3_000.0, is_source=True)
