@@ -174,7 +174,8 @@ class _Poller:
         without ``get``), once: their ids carry the operator's name, which the plan does not spell."""
         for vertex in job.vertices:
             try:
-                reply = self.client.get_json(f"/jobs/{self.job_id}/vertices/{vertex.vertex_id}/subtasks/metrics")
+                path = f"/jobs/{self.job_id}/vertices/{vertex.vertex_id}/subtasks/metrics"
+                reply = self.client.get_json(path)
             except CollectError:
                 continue
             ids = [str(i["id"]) for i in reply if isinstance(i, dict) and "id" in i] if isinstance(

@@ -118,8 +118,8 @@ def read_job(client: FlinkRestClient, job_id: str) -> JobInfo:
         raise CollectError(f"GET {client.url_for('/jobs/' + job_id)} answered an unexpected shape")
     vertices = tuple(
         VertexInfo(
-            vertex_id=str(v["id"]), name=str(v.get("name", v["id"])), parallelism=int(v.get("parallelism", 0)),
-            max_parallelism=_positive(v.get("maxParallelism")),
+            vertex_id=str(v["id"]), name=str(v.get("name", v["id"])),
+            parallelism=int(v.get("parallelism", 0)), max_parallelism=_positive(v.get("maxParallelism")),
         )
         for v in detail.get("vertices", [])
         if isinstance(v, dict) and "id" in v
@@ -163,7 +163,8 @@ def read_placement(client: FlinkRestClient, job_id: str, vertex: VertexInfo) -> 
                 status=s.get("status"),
             )
         )
-    return VertexInfo(vertex.vertex_id, vertex.name, vertex.parallelism, tuple(subtasks), vertex.max_parallelism)
+    return VertexInfo(vertex.vertex_id, vertex.name, vertex.parallelism, tuple(subtasks),
+                      vertex.max_parallelism)
 
 
 def placement_document(job: JobInfo, flink_version: str) -> dict[str, Any]:

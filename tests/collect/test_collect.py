@@ -96,7 +96,8 @@ def test_writes_canonical_long_dump_plan_and_placement(fake_flink, tmp_path):
     job = json.loads((tmp_path / "dump" / "job.json").read_text())
     assert job["job"]["flink-version"] == "1.20.5"
     assert [s["taskmanager_id"] for s in job["vertices"][0]["subtasks"]] == list(fake_flink.tms)
-    assert [v["maxParallelism"] for v in job["vertices"]] == [128, 128]   # the key groups: the cap of a rescale
+    # The key groups: the ceiling of a rescale.
+    assert [v["maxParallelism"] for v in job["vertices"]] == [128, 128]
     assert not (tmp_path / "dump" / "metrics.parts").exists()
 
 
