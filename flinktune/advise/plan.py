@@ -154,7 +154,8 @@ class Plan:
 
     def default(self, key: str) -> str | None:
         spec = self.catalog.spec(key, self.version)
-        return None if spec is None or spec.default is None else str(spec.default)
+        # An empty default (a Map or List option) reads "(not set)", not "(default )".
+        return None if spec is None or spec.default in (None, "") else str(spec.default)
 
     def aliases_set(self, canonical: str) -> list[str]:
         found = []

@@ -6,7 +6,7 @@ import contextlib
 import signal
 import sys
 from collections.abc import Callable, Iterable, Iterator
-from typing import TYPE_CHECKING, NoReturn, TypeVar
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 from flinktune.errors import FlinktuneError
 
@@ -255,3 +255,39 @@ def newer_than_catalog_note(version: object) -> str | None:
         return (f"flinktune: note: Flink {version} is newer than the newest option catalog flinktune has; "
                 f"judged by Flink {newest}'s options and rules")
     return None
+
+
+def scaling_options(target_rates: list[str] | None, target_utilization: str | None,
+                    rate_per_subtask: float | None = None, max_parallelism: int | None = None) -> Any:
+    """``--target-rate NAME=RATE`` (repeatable; a bare RATE for a job with one source) and
+    ``--target-utilization PCT`` as flinktune.analysis.parallelism.ScalingOptions."""
+    from flinktune.analysis.parallelism import ScalingOptions
+    from flinktune.errors import UsageError
+    from flinktune.model.scaling import DEFAULT_TARGET_UTILIZATION
+
+    rates: list[tuple[str, float]] = []
+    for item in target_rates or []:
+        name, sep, value = item.rpartition("=")
+        key = name.strip() if sep else "*"
+        try:
+            rate = float(value.strip())
+        except ValueError:
+            rate = float("nan")
+        if not (rate >= 0 and rate != float("inf")) or (sep and not key):
+            raise UsageError(f"--target-rate {item}: expected SOURCE=RECORDS_PER_S (e.g. "
+                             "'Source: Kafka=20000'), or RECORDS_PER_S for a job with one source")
+        rates.append((key, rate))
+    utilization = DEFAULT_TARGET_UTILIZATION
+    if target_utilization is not None:
+        text = target_utilization.strip()
+        try:
+            if not text.endswith("%"):
+                raise ValueError
+            utilization = float(text[:-1]) / 100
+            if not 0 < utilization <= 1:
+                raise ValueError
+        except ValueError:
+            raise UsageError(f"--target-utilization: '{target_utilization}' is not a percentage above 0% and "
+                             "at most 100%; write e.g. 70%") from None
+    return ScalingOptions(target_utilization=utilization, target_rates=tuple(rates),
+                          rate_per_subtask=rate_per_subtask, max_parallelism=max_parallelism)

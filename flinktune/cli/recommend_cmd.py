@@ -14,7 +14,7 @@ from typing import Annotated, Any
 
 import typer
 
-from flinktune.cli.common import EXIT_OK, around_spark_run, checked_format, emit, guarded
+from flinktune.cli.common import EXIT_OK, around_spark_run, checked_format, emit, guarded, scaling_options
 from flinktune.cli.flags import FlinkVersion, Format, NoColor, Profile, Quiet, Verbose
 
 
@@ -55,6 +55,15 @@ def recommend(
         "--metrics", metavar="DUMP", help="Metrics dump to analyse (repeatable; runs Spark).")] = None,
     plan: Annotated[Path | None, typer.Option(
         "--plan", metavar="FILE", help="Job plan JSON (/jobs/:jobid/plan) for the buffer demand.")] = None,
+    target_rate: Annotated[list[str] | None, typer.Option(
+        "--target-rate", metavar="SOURCE=RATE",
+        help="Records/s a source must take, for sizing parallelism with --metrics (repeatable; RATE alone "
+             "for a job with one source). Default: --rate x the source's parallelism, else the source's "
+             "backlog growth, else what it would send unblocked.")] = None,
+    target_utilization: Annotated[str | None, typer.Option(
+        "--target-utilization", metavar="PCT",
+        help="Share of time a subtask may be busy at the target rate (default 70%, the Kubernetes "
+             "operator's autoscaler's).")] = None,
     headroom: Annotated[str | None, typer.Option(
         "--headroom", metavar="PCT",
         help="Margin of a network-memory fix above Flink's exact requirement (default 25%).")] = None,
@@ -98,9 +107,10 @@ def recommend(
             env = read_profile(profile).apply(env)
         env = env.with_values(parse_parameters(flags), "flag")
         margins = _margins(headroom)
+        scaling = scaling_options(target_rate, target_utilization)   # checked before Spark starts
         with around_spark_run(quiet) if metrics else contextlib.nullcontext():
             result = recommend_file(file, env, plan=plan, metrics=metrics or (), margins=margins,
-                                    timeline=fmt == "html", spark_log=verbose,
+                                    scaling=scaling, timeline=fmt == "html", spark_log=verbose,
                                     progress=lambda message: note(f"flinktune: {message}"),
                                     explain=note if verbose else None)
         result = _with_lint_errors(result, env)
