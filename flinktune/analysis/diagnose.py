@@ -314,6 +314,8 @@ def diagnose_job(
 
 def vertex_items(diag: JobDiagnosis, segment_bytes: int = DEFAULT_SEGMENT_BYTES) -> list[dict[str, object]]:
     """The facts the analysis rules (rules/analysis/FTA*.yaml, scope ``vertex``) read as ``item``."""
+    from flinktune.analysis.parallelism import vertex_advice_text
+
     origins = {o.vertex_key: o for o in diag.origins}
     any_bp = any(v.backpressured for v in diag.vertices)
     items: list[dict[str, object]] = []
@@ -354,9 +356,19 @@ def vertex_items(diag: JobDiagnosis, segment_bytes: int = DEFAULT_SEGMENT_BYTES)
                 "segment_bytes": segment_bytes,
                 "has_plan": diag.has_plan,
                 "single_sample": diag.single_sample,
+                # The parallelism the target rate needs, or why none (analysis/parallelism.py): FTA002.
+                "scaling": vertex_advice_text(diag.parallelism, v.vertex_key),
+                "proposed_parallelism": _proposed(diag.parallelism, v.vertex_key),
             }
         )
     return items
+
+
+def _proposed(advice: Any, vertex_key: str) -> int | None:
+    if advice is None:
+        return None
+    change = next((c for c in advice.changes if c.vertex_id == vertex_key), None)
+    return change.proposed if change is not None else None
 
 
 __all__ = [

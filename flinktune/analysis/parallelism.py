@@ -101,6 +101,44 @@ class ParallelismAdvice:
     def rate(self, vertex_key: str) -> VertexRates | None:
         return next((r for r in self.rates if r.vertex_key == vertex_key), None)
 
+    def as_dict(self) -> dict[str, object]:
+        """Plain values for the JSON reports (analyze and recommend)."""
+        scaling = {v.vertex_id: v for v in self.plan.vertices} if self.plan is not None else {}
+        vertices = []
+        for r in self.rates:
+            s = scaling.get(r.vertex_key)
+            vertices.append({
+                "name": r.name, "vertex_id": self.vertex_ids.get(r.vertex_key, r.vertex_key),
+                "parallelism": r.parallelism, "is_source": r.is_source, "method": r.method,
+                "input_per_s": r.input_per_s, "output_per_s": r.output_per_s, "busy": r.busy,
+                "busiest": r.busiest, "backpressured": r.backpressured,
+                "true_rate_per_subtask": r.true_rate_per_subtask, "capacity_per_s": r.capacity_per_s,
+                "busiest_input_share": r.busiest_input_share,
+                "busiest_input_subtask": r.busiest_input_subtask,
+                "backlog_growth_per_s": r.backlog_growth_per_s,
+                "target_in_per_s": s.target_in_per_s if s else None,
+                "needed": s.needed if s else None, "proposed": s.proposed if s else None,
+                "max_parallelism": s.max_parallelism if s else None,
+                "max_parallelism_source": s.max_parallelism_source if s else None,
+                "predicted_busy": s.predicted_busy if s else None,
+                "predicted_busiest": s.predicted_busiest if s else None,
+                "verdict": s.verdict if s else None, "reason": s.reason if s else None,
+                "subtasks": [{"index": t.subtask_index, "records_per_s": t.records_per_s, "busy": t.busy,
+                              "backpressured": t.backpressured, "true_rate": t.true_rate}
+                             for t in r.subtasks],
+            })
+        return {
+            "target_utilization": self.plan.target_utilization if self.plan is not None else None,
+            "targets": [{"vertex": t.name, "vertex_id": self.vertex_ids.get(t.vertex_key, t.vertex_key),
+                         "per_s": t.per_s, "basis": t.basis, "reliable": t.reliable, "text": t.text}
+                        for t in self.targets],
+            "blocked": self.blocked, "withheld": self.withheld, "notes": list(self.notes),
+            "overrides": self.overrides or None,
+            "changes": [{"vertex": c.name, "vertex_id": self.vertex_ids.get(c.vertex_id, c.vertex_id),
+                         "from": c.parallelism, "to": c.proposed} for c in self.changes],
+            "vertices": vertices,
+        }
+
     @property
     def busiest(self) -> VertexRates | None:
         known = [r for r in self.rates if r.busiest is not None]
@@ -221,3 +259,93 @@ def no_headroom(advice: ParallelismAdvice | None, vertices: Sequence[VertexFacts
     known = [v for v in vertices if v.busy_max is not None]
     top_v = max(known, key=lambda v: v.busy_max or 0.0, default=None)
     return top_v if top_v is not None and (top_v.busy_max or 0.0) >= NO_HEADROOM_BUSY else None
+
+
+def _rate(value: float | None) -> str:
+    if value is None:
+        return "-"
+    return f"{value:,.0f}" if value >= 10 else f"{value:.3g}"
+
+
+def vertex_advice_text(advice: ParallelismAdvice | None, vertex_key: str) -> str:
+    """One sentence on a vertex's parallelism: what the target rate needs, or why none is proposed
+    (the analysis rules' ``item.scaling``, FTA002)."""
+    if advice is None or advice.plan is None:
+        return ("its parallelism is not sized: the job plan (plan.json) gives the graph the target rate is "
+                "walked through" if advice is None or not advice.rates else advice.notes[0])
+    if advice.blocked is not None:
+        return f"parallelism will not help: {advice.blocked}"
+    v = advice.plan.vertex(vertex_key)
+    if v is None:
+        return "no rates for this vertex"
+    target = "; ".join(f"{_rate(t.per_s)} records/s at {t.name} ({t.basis})" for t in advice.targets)
+    if v.verdict in ("scale-out", "enough") and advice.withheld is None:
+        return (f"parallelism {v.proposed} (now {v.parallelism}) for {target}: {v.reason}; predicted "
+                f"{v.predicted_busy or 0.0:.0%} busy")
+    if advice.withheld is not None:
+        return f"about {v.needed or v.proposed} subtasks (rough): {advice.withheld}"
+    return v.reason
+
+
+def render_lines(advice: ParallelismAdvice | None) -> list[str]:
+    """The parallelism block of the text and markdown reports (plain lines)."""
+    if advice is None:
+        return []
+    out: list[str] = []
+    if advice.plan is None:
+        return [f"Parallelism: {n}" for n in advice.notes]
+    targets = "; ".join(f"{_rate(t.per_s)} records/s at {t.name} ({t.text})" for t in advice.targets)
+    out.append(f"Parallelism for {targets or 'no target rate'}, each subtask at most "
+               f"{advice.plan.target_utilization:.0%} busy:")
+    for v in advice.plan.vertices:
+        r = advice.rate(v.vertex_id)
+        rate = r.true_rate_per_subtask if r is not None else None
+        observed = r.input_per_s if r is not None else None
+        busy = r.busy if r is not None else None
+        arrow = f"{v.parallelism} -> {v.proposed}" if v.changed else f"{v.parallelism}"
+        out.append(f"  {v.name}: {arrow} [{v.verdict}] in {_rate(observed)} records/s, busy "
+                   f"{'-' if busy is None else f'{busy:.0%}'}, {_rate(rate)} per busy second and subtask; "
+                   f"target in {_rate(v.target_in_per_s)}, predicted busy "
+                   f"{'-' if v.predicted_busy is None else f'{v.predicted_busy:.0%}'}")
+        out.append(f"      {v.reason}")
+    if advice.blocked is not None:
+        out.append(f"  Parallelism will not help: {advice.blocked}.")
+    elif advice.withheld is not None:
+        out.append(f"  Not proposed: {advice.withheld}.")
+    elif advice.overrides:
+        out.append(f"  Flink 1.17+: pipeline.jobvertex-parallelism-overrides: {advice.overrides} "
+                   "(`flinktune recommend --metrics` writes it, with the network memory and slots it needs)")
+    out.extend(f"  note: {n}" for n in advice.notes)
+    return out
+
+
+def render_markdown_lines(advice: ParallelismAdvice | None) -> list[str]:
+    """The parallelism block of the markdown report: a table, then what to write or why not."""
+    if advice is None:
+        return []
+    if advice.plan is None:
+        return [f"- Parallelism: {n}" for n in advice.notes]
+    targets = "; ".join(f"{_rate(t.per_s)} records/s at {t.name} ({t.text})" for t in advice.targets)
+    out = [f"**Parallelism** for {targets or 'no target rate'}, each subtask at most "
+           f"{advice.plan.target_utilization:.0%} busy:", "",
+           "| vertex | p | records/s in | busy | per busy second and subtask | target in | parallelism | "
+           "predicted busy | verdict | why |", "|---|---:|---:|---:|---:|---:|---:|---:|---|---|"]
+    for v in advice.plan.vertices:
+        r = advice.rate(v.vertex_id)
+        busy = "-" if r is None or r.busy is None else f"{r.busy:.0%}"
+        predicted = "-" if v.predicted_busy is None else f"{v.predicted_busy:.0%}"
+        arrow = f"{v.parallelism} -> {v.proposed}" if v.changed else str(v.parallelism)
+        out.append(f"| {v.name.replace('|', chr(92) + '|')} | {v.parallelism} | "
+                   f"{_rate(r.input_per_s if r else None)} | {busy} | "
+                   f"{_rate(r.true_rate_per_subtask if r else None)} | {_rate(v.target_in_per_s)} | "
+                   f"{arrow} | {predicted} | {v.verdict} | {v.reason.replace('|', chr(92) + '|')} |")
+    out.append("")
+    if advice.blocked is not None:
+        out.append(f"- Parallelism will not help: {advice.blocked}.")
+    elif advice.withheld is not None:
+        out.append(f"- Not proposed: {advice.withheld}.")
+    elif advice.overrides:
+        out.append(f"- Flink 1.17+: `pipeline.jobvertex-parallelism-overrides: {advice.overrides}` "
+                   "(`flinktune recommend --metrics` writes it, with the network memory and slots it needs)")
+    out.extend(f"- note: {n}" for n in advice.notes)
+    return out
