@@ -313,8 +313,9 @@ def render_lines(advice: ParallelismAdvice | None) -> list[str]:
     elif advice.withheld is not None:
         out.append(f"  Not proposed: {advice.withheld}.")
     elif advice.overrides:
-        out.append(f"  Flink 1.17+: pipeline.jobvertex-parallelism-overrides: {advice.overrides} "
-                   "(`flinktune recommend --metrics` writes it, with the network memory and slots it needs)")
+        out.append(f"  Flink 1.17 to 1.20: pipeline.jobvertex-parallelism-overrides: {advice.overrides}; "
+                   "2.x: in the job code (`flinktune recommend --metrics` writes what the version reads, "
+                   "with the network memory and slots it needs)")
     out.extend(f"  note: {n}" for n in advice.notes)
     return out
 
@@ -345,7 +346,8 @@ def render_markdown_lines(advice: ParallelismAdvice | None) -> list[str]:
     elif advice.withheld is not None:
         out.append(f"- Not proposed: {advice.withheld}.")
     elif advice.overrides:
-        out.append(f"- Flink 1.17+: `pipeline.jobvertex-parallelism-overrides: {advice.overrides}` "
-                   "(`flinktune recommend --metrics` writes it, with the network memory and slots it needs)")
+        out.append(f"- Flink 1.17 to 1.20: `pipeline.jobvertex-parallelism-overrides: {advice.overrides}`; "
+                   "2.x: in the job code (`flinktune recommend --metrics` writes what the version reads, "
+                   "with the network memory and slots it needs)")
     out.extend(f"- note: {n}" for n in advice.notes)
     return out

@@ -108,6 +108,16 @@ def test_existing_overrides_of_other_vertices_are_kept() -> None:
     assert change.value == f"{SINK}:6,{AGG}:7"
 
 
+def test_flink_2x_ignores_the_overrides_so_the_job_code_sets_it() -> None:
+    # Dispatcher.internalSubmitJob applies them only to a submitted JobGraph (flink-dist 2.3.0); 2.x
+    # clients submit the StreamGraph (FLINK-38770): tests/e2e_flink/test_parallelism.py saw it on 2.3.
+    rec = _rec(CONFIG, "2.3", _advice(P, 900.0, 4000.0), P, taskmanagers="2")
+    manual = next(c for c in rec.changes if c.proposed_by == "parallelism")
+    assert manual.action == "manual" and manual.value == "KeyedAgg 2 -> 7"
+    assert "FLINK-38770" in manual.why
+    assert "pipeline.jobvertex-parallelism-overrides" not in rec.new_text
+
+
 def test_before_1_17_the_job_code_sets_it() -> None:
     rec = _rec(CONFIG, "1.16", _advice(P, 900.0, 4000.0), P, taskmanagers="2")
     manual = next(c for c in rec.changes if c.proposed_by == "parallelism")

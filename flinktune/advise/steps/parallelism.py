@@ -3,15 +3,19 @@
 Evidence: the dump's true processing rates and the target rate (flinktune.analysis.parallelism;
 docs/recommend.md, "Parallelism"). Where Flink reads it:
 
-- ``pipeline.jobvertex-parallelism-overrides`` (Flink 1.17+, PipelineOptions.PARALLELISM_OVERRIDES, a
-  Map ``JobVertexID:parallelism,...``): the Dispatcher applies it to every job it is given, from the
-  cluster's configuration and from the job's own, the job's winning (Dispatcher
-  .applyParallelismOverrides, 1.17 to 1.20; ParallelismOverrideUtil from the scheduler factories in
-  2.x). It overrides a parallelism the job code sets, and keeps the vertex ids of the plan as long as
-  the job's graph does not change. Entries for other vertices already in the file are kept.
+- ``pipeline.jobvertex-parallelism-overrides`` (Flink 1.17 to 1.20; PipelineOptions
+  .PARALLELISM_OVERRIDES, FLINK-29501, a Map ``JobVertexID:parallelism,...``): the Dispatcher applies
+  it to every job graph it is given, from the cluster's configuration and (1.19+, FLINK-33534) from the
+  job's own, the job's winning (Dispatcher.applyParallelismOverrides, read in flink-dist 1.20.5). It
+  overrides a parallelism the job code sets, and the vertex ids of the plan hold as long as the job's
+  graph does not change. Entries for other vertices already in the file are kept. Flink 2.x still
+  has the option, but its Dispatcher applies it only to a submitted JobGraph (``instanceof JobGraph``
+  in Dispatcher.internalSubmitJob, flink-dist 2.3.0), and 2.x clients submit the StreamGraph: the
+  overrides are ignored (FLINK-38770, open; measured on 2.3 by tests/e2e_flink/test_parallelism.py).
+  So on 2.x it is not written;
 - a FlinkDeployment whose vertices all run at ``spec.job.parallelism`` (none set in the job code):
   ``spec.job.parallelism``, when one parallelism serves every vertex;
-- before 1.17, ``parallelism.default`` when every vertex follows it, else the per-vertex table as a
+- otherwise ``parallelism.default`` when every vertex follows it, else the per-vertex table as a
   change by hand: the job code sets it (``setParallelism``).
 
 The rescaled job (``plan.rescaled``) is what the buffers and slots are sized for: its graph (the
@@ -40,6 +44,7 @@ KEY_OVERRIDES = "pipeline.jobvertex-parallelism-overrides"
 SPEC_JOB_PARALLELISM = "spec.job.parallelism"
 SPEC_REPLICAS = "spec.taskManager.replicas"
 V1_17 = FlinkVersion(1, 17)
+V2_0 = FlinkVersion(2, 0)
 METRICS = ("network_needed_bytes",)
 
 
@@ -137,7 +142,7 @@ def _write(plan: Plan, advice: Any, proposed: dict[str, int], why: str, evidence
                                 "them all", line=spec.parallelism_line, evidence=evidence,
                                 current=str(spec.parallelism), metrics=METRICS))
         return
-    if plan.version >= V1_17:
+    if V1_17 <= plan.version < V2_0:
         merged = parse_overrides(str(plan.values.get(KEY_OVERRIDES) or ""))
         for key, p in proposed.items():
             merged[advice.vertex_ids.get(key, key)] = str(p)
@@ -151,11 +156,14 @@ def _write(plan: Plan, advice: Any, proposed: dict[str, int], why: str, evidence
                         why + f"; every vertex follows the default parallelism, so {one} serves them all",
                         METRICS, evidence)
         return
+    reason = (f"Flink {plan.version} applies no per-vertex override to the jobs its clients submit "
+              "(pipeline.jobvertex-parallelism-overrides reaches only a submitted JobGraph; 2.x clients "
+              "submit the StreamGraph: FLINK-38770)" if plan.version >= V2_0 else
+              f"Flink {plan.version} has no per-vertex override (pipeline.jobvertex-parallelism-overrides, "
+              "1.17+)")
     plan.add(ProposedChange("manual", "setParallelism", _table(advice.changes),
                             applicability=Applicability.MANUAL,
-                            why=why + f"; Flink {plan.version} has no per-vertex override "
-                            "(pipeline.jobvertex-parallelism-overrides, 1.17+): set it in the job code",
-                            evidence=evidence))
+                            why=why + f"; {reason}: set it in the job code", evidence=evidence))
 
 
 def _slots(plan: Plan, needed: int, before: Any) -> None:
