@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from flinktune.errors import ModelInputError
 
@@ -380,15 +380,62 @@ def _cap_source(source: str) -> str:
             }.get(source, "Flink's default for its parallelism")
 
 
+@dataclass(frozen=True)
+class WhatIf:
+    """One vertex against a rate (``flinktune model --capacity``): the parallelism it needs and how busy
+    its subtasks are at a given parallelism."""
+
+    target_in_per_s: float
+    capacity_per_subtask: float
+    utilization: float
+    keyed: bool
+    max_parallelism: int
+    parallelism: int | None             # the parallelism asked about
+    busy: float | None                  # mean share of time busy at ``parallelism``
+    busiest: float | None               # the busiest subtask's (key groups)
+    scaling: VertexScaling              # what the target needs (model.scaling's verdict)
+
+    def as_dict(self) -> dict[str, object]:
+        s = self.scaling
+        return {"target_in_per_s": self.target_in_per_s, "capacity_per_subtask": self.capacity_per_subtask,
+                "target_utilization": self.utilization, "keyed": self.keyed,
+                "max_parallelism": self.max_parallelism, "parallelism": self.parallelism,
+                "busy": self.busy, "busiest": self.busiest, "needed": s.needed,
+                "verdict": s.verdict, "reason": s.reason, "predicted_busy_at_needed": s.predicted_busy}
+
+
+def what_if(target_in_per_s: float, capacity_per_subtask: float, *, parallelism: int | None = None,
+            keyed: bool = False, max_parallelism: int | None = None,
+            utilization: float = DEFAULT_TARGET_UTILIZATION) -> WhatIf:
+    """The parallelism ``target_in_per_s`` needs at ``capacity_per_subtask`` records per busy second,
+    and, at ``parallelism``, the share of time its subtasks are busy (above 100%: it cannot keep up)."""
+    check_utilization(utilization)
+    if not target_in_per_s >= 0:
+        raise ModelInputError("the target rate must be zero or more")
+    load = VertexLoad("vertex", "the vertex", parallelism or 1, capacity_per_subtask, keyed=keyed,
+                      max_parallelism=max_parallelism, max_parallelism_source="stated" if max_parallelism
+                      else "default")
+    cap = load.key_groups
+    scaled = _size(replace(load, parallelism=1), target_in_per_s, cap, utilization)
+    busy = busiest = None
+    if parallelism is not None:
+        busy = target_in_per_s / (parallelism * capacity_per_subtask)
+        busiest = target_in_per_s * load.share(parallelism) / capacity_per_subtask
+    return WhatIf(target_in_per_s, capacity_per_subtask, utilization, keyed, cap, parallelism, busy, busiest,
+                  scaled)
+
+
 __all__ = [
     "DEFAULT_TARGET_UTILIZATION",
     "Link",
     "ScalingPlan",
     "VertexLoad",
     "VertexScaling",
+    "WhatIf",
     "busiest_share",
     "default_max_parallelism",
     "hot_key_share",
     "needed_parallelism",
     "rescale",
+    "what_if",
 ]

@@ -163,3 +163,39 @@ def test_bad_inputs_are_model_errors() -> None:
         VertexLoad("v", "V", 1, 0.0)
     with pytest.raises(ModelInputError):
         rescale([SOURCE], [], {"src": 1.0}, utilization=1.5)
+
+
+def test_the_model_what_if_for_one_vertex() -> None:
+    from flinktune.model.scaling import what_if
+
+    # KeyedAgg at 2 x 900 records per busy second cannot take 4,000 (222% busy); 7 subtasks can (63%).
+    w = what_if(4_000.0, 900.0, parallelism=2, keyed=True)
+    assert (w.busy, w.busiest) == (pytest.approx(4000 / 1800), pytest.approx(64 / 128 * 4000 / 900))
+    assert (w.scaling.verdict, w.scaling.needed) == ("scale-out", 7)
+    assert w.scaling.predicted_busy == pytest.approx(4000 / (7 * 900))
+    # The number of key groups caps it.
+    capped = what_if(4_000.0, 900.0, keyed=True, max_parallelism=4)
+    assert capped.scaling.verdict == "capped" and "max parallelism is 4 (as stated)" in capped.scaling.reason
+
+
+def test_the_model_command_gives_the_what_if() -> None:
+    import json
+
+    from typer.testing import CliRunner
+
+    from flinktune.cli.app import app
+
+    runner = CliRunner()
+    result = runner.invoke(app, ["model", "--capacity", "900", "--target-rate", "4000", "--parallelism", "2",
+                                 "--keyed"])
+    assert result.exit_code == 0, result.output
+    assert "at parallelism 2: subtasks busy 222% on average" in result.output
+    assert "needs 7 subtasks to stay at most 70% busy" in result.output
+    result = runner.invoke(app, ["model", "--capacity", "900", "--target-rate", "4000", "-f", "json",
+                                 "--target-utilization", "50%"])
+    doc = json.loads(result.stdout)
+    assert doc["parallelism"]["needed"] == 9 and doc["parallelism"]["target_utilization"] == 0.5
+    for bad in (["--target-rate", "4000"], ["--capacity", "900"], ["--capacity", "0", "--target-rate", "1"],
+                ["--capacity", "9", "--target-rate", "1", "--target-utilization", "0.7"]):
+        result = runner.invoke(app, ["model", *bad])
+        assert result.exit_code == 2 and "Traceback" not in result.output, (bad, result.output)
