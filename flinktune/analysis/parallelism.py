@@ -308,15 +308,22 @@ def render_lines(advice: ParallelismAdvice | None) -> list[str]:
                    f"target in {_rate(v.target_in_per_s)}, predicted busy "
                    f"{'-' if v.predicted_busy is None else f'{v.predicted_busy:.0%}'}")
         out.append(f"      {v.reason}")
+    out.extend(f"  {line}" for line in _closing(advice, "pipeline.jobvertex-parallelism-overrides: {}"))
+    return out
+
+
+def _closing(advice: ParallelismAdvice, overrides: str) -> list[str]:
+    """What to write, or why nothing (and the notes): the last lines of the text and markdown blocks."""
+    out = []
     if advice.blocked is not None:
-        out.append(f"  Parallelism will not help: {advice.blocked}.")
+        out.append(f"Parallelism will not help: {advice.blocked}.")
     elif advice.withheld is not None:
-        out.append(f"  Not proposed: {advice.withheld}.")
+        out.append(f"Not proposed: {advice.withheld}.")
     elif advice.overrides:
-        out.append(f"  Flink 1.17 to 1.20: pipeline.jobvertex-parallelism-overrides: {advice.overrides}; "
-                   "2.x: in the job code (`flinktune recommend --metrics` writes what the version reads, "
-                   "with the network memory and slots it needs)")
-    out.extend(f"  note: {n}" for n in advice.notes)
+        out.append(f"Flink 1.17 to 1.20: {overrides.format(advice.overrides)}; 2.x: in the job code "
+                   "(`flinktune recommend --metrics` writes what the version reads, with the network memory "
+                   "and slots it needs)")
+    out.extend(f"note: {n}" for n in advice.notes)
     return out
 
 
@@ -341,13 +348,5 @@ def render_markdown_lines(advice: ParallelismAdvice | None) -> list[str]:
                    f"{_rate(r.true_rate_per_subtask if r else None)} | {_rate(v.target_in_per_s)} | "
                    f"{arrow} | {predicted} | {v.verdict} | {v.reason.replace('|', chr(92) + '|')} |")
     out.append("")
-    if advice.blocked is not None:
-        out.append(f"- Parallelism will not help: {advice.blocked}.")
-    elif advice.withheld is not None:
-        out.append(f"- Not proposed: {advice.withheld}.")
-    elif advice.overrides:
-        out.append(f"- Flink 1.17 to 1.20: `pipeline.jobvertex-parallelism-overrides: {advice.overrides}`; "
-                   "2.x: in the job code (`flinktune recommend --metrics` writes what the version reads, "
-                   "with the network memory and slots it needs)")
-    out.extend(f"- note: {n}" for n in advice.notes)
+    out.extend(f"- {line}" for line in _closing(advice, "`pipeline.jobvertex-parallelism-overrides: {}`"))
     return out

@@ -11,6 +11,8 @@ flink-dist 1.20.5; ParallelismOverrideUtil in 2.x); the operator maps ``spec.job
 
 from __future__ import annotations
 
+import pytest
+
 from flinktune.advise import Environment, parse_parameters, recommend
 from flinktune.advise.measured import Measured
 from flinktune.analysis.capacity import VertexRates
@@ -108,22 +110,21 @@ def test_existing_overrides_of_other_vertices_are_kept() -> None:
     assert change.value == f"{SINK}:6,{AGG}:7"
 
 
-def test_flink_2x_ignores_the_overrides_so_the_job_code_sets_it() -> None:
+@pytest.mark.parametrize(("version", "why"), [
     # Dispatcher.internalSubmitJob applies them only to a submitted JobGraph (flink-dist 2.3.0); 2.x
     # clients submit the StreamGraph (FLINK-38770): tests/e2e_flink/test_parallelism.py saw it on 2.3.
-    rec = _rec(CONFIG, "2.3", _advice(P, 900.0, 4000.0), P, taskmanagers="2")
+    ("2.3", "FLINK-38770"),
+    ("1.16", "no per-vertex override (pipeline.jobvertex-parallelism-overrides, 1.17+)"),
+])
+def test_without_working_overrides_the_job_code_sets_it(version: str, why: str) -> None:
+    rec = _rec(CONFIG, version, _advice(P, 900.0, 4000.0), P, taskmanagers="2")
     manual = next(c for c in rec.changes if c.proposed_by == "parallelism")
     assert manual.action == "manual" and manual.value == "KeyedAgg 2 -> 7"
-    assert "FLINK-38770" in manual.why
+    assert why in manual.why and "set it in the job code" in manual.why
     assert "pipeline.jobvertex-parallelism-overrides" not in rec.new_text
 
 
-def test_before_1_17_the_job_code_sets_it() -> None:
-    rec = _rec(CONFIG, "1.16", _advice(P, 900.0, 4000.0), P, taskmanagers="2")
-    manual = next(c for c in rec.changes if c.proposed_by == "parallelism")
-    assert manual.action == "manual" and manual.value == "KeyedAgg 2 -> 7"
-    assert "set it in the job code" in manual.why
-    assert "pipeline.jobvertex-parallelism-overrides" not in rec.new_text
+def test_before_1_17_one_parallelism_serves_when_every_vertex_follows_the_default() -> None:
     # Every vertex at the default parallelism: one parallelism serves them all.
     same = {SRC: 4, AGG: 4, SINK: 4}
     rec = _rec(CONFIG, "1.16", _advice(same, 400.0, 4000.0), same, taskmanagers="4")
