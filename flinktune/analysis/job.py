@@ -521,7 +521,7 @@ def run_analysis(
         used_plan = job_plan if job_plan else (plan if len(by_job) == 1 else None)
         diag = diagnose_job(job_key, vertices, used_plan, options.env, jid, jname, strips, window)
         advice = advise_parallelism(diag.vertices, used_plan if diag.has_plan else None, diag.origins,
-                                    options.scaling)
+                                    options.scaling, options.version)
         jobs.append(dataclasses.replace(diag, parallelism=advice))
     notes = () if plan_file else ("no job plan found",)
     timelines: dict[str, JobTimeline] = {}

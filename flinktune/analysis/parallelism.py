@@ -36,7 +36,11 @@ from flinktune.model.scaling import (
     VertexLoad,
     rescale,
 )
+from flinktune.versions import FlinkVersion
 
+# taskmanager.network.adaptive-partitioner.enabled (FLIP-339: rebalance / rescale to the channel with
+# the least backlog): NettyShuffleEnvironmentOptions from 2.3 (flinktune/data/flink_options.json).
+ADAPTIVE_PARTITIONER = FlinkVersion(2, 3)
 # A job that is not back-pressured but has a subtask busy at least this share of the time has no
 # headroom: the next burst back-pressures it (reported instead of "nothing holds this job back").
 NO_HEADROOM_BUSY = 0.9
@@ -189,10 +193,11 @@ def _targets(sources: Sequence[VertexRates], options: ScalingOptions) -> list[Ta
 
 
 def advise_parallelism(vertices: Sequence[VertexFacts], plan: JobPlan | None, origins: Sequence[object],
-                       options: ScalingOptions) -> ParallelismAdvice:
+                       options: ScalingOptions, version: FlinkVersion | None = None) -> ParallelismAdvice:
     """The rates of every vertex and, with a plan, the parallelism the target rate needs.
 
-    ``vertices`` in topological order; ``origins``: flinktune.analysis.diagnose.Origin values."""
+    ``vertices`` in topological order; ``origins``: flinktune.analysis.diagnose.Origin values;
+    ``version``: the Flink version the advice targets (the adaptive partitioner is 2.3+)."""
     if plan is None:
         rates = tuple(vertex_rates(v, is_source=False) for v in vertices)
         return ParallelismAdvice(rates, notes=("no job plan: the graph decides which vertices feed which, "
@@ -235,6 +240,13 @@ def advise_parallelism(vertices: Sequence[VertexFacts], plan: JobPlan | None, or
         at = scaling.vertex(getattr(origin, "vertex_key", ""))
         if at is not None and at.verdict == "hot-key":
             blocked = f"{at.name}: {at.reason}"
+        if cause == "hot_subtask" and at is not None and not _keyed(plan, at.vertex_id):
+            # A hot subtask behind a rebalance or rescale is a slow subtask, not a hot key.
+            notes.append(f"{at.name} reads a rebalance/rescale exchange, so its hot subtask is a slow one "
+                         "(its machine, its TaskManager), not a hot key"
+                         + ("; Flink 2.3+ can route records away from it: "
+                            "taskmanager.network.adaptive-partitioner.enabled: true (FLIP-339)"
+                            if version is not None and version >= ADAPTIVE_PARTITIONER else ""))
     withheld = None
     rough = [t for t in targets if not t.reliable]
     if rough:

@@ -23,7 +23,7 @@ Series = Callable[[str, int, float], dict[str, float]]   # (vertex, subtask, t s
 
 
 def _dump(tmp: Path, series: Series, seconds: int = 60, parallelism: dict[str, int] | None = None,
-          step_s: int = 2) -> Path:
+          step_s: int = 2, strategy: str = "HASH") -> Path:
     """A dump of Source -HASH-> KeyedAgg sampled every ``step_s`` seconds, with its plan."""
     parallelism = parallelism or {SRC: 2, AGG: 2}
     names = {SRC: "Source: Gen", AGG: "KeyedAgg"}
@@ -41,7 +41,7 @@ def _dump(tmp: Path, series: Series, seconds: int = 60, parallelism: dict[str, i
     plan = {"jid": "j" * 32, "name": "job", "nodes": [
         {"id": SRC, "parallelism": parallelism[SRC], "description": "Source: Gen"},
         {"id": AGG, "parallelism": parallelism[AGG], "description": "KeyedAgg",
-         "inputs": [{"num": 0, "id": SRC, "ship_strategy": "HASH", "exchange": "pipelined_bounded"}]}]}
+         "inputs": [{"num": 0, "id": SRC, "ship_strategy": strategy, "exchange": "pipelined_bounded"}]}]}
     (folder / "plan.json").write_text(json.dumps(plan), encoding="utf-8")
     return folder
 
@@ -58,10 +58,17 @@ def _counters(records_per_s: float, busy: float, bp: float = 0.0) -> Callable[[f
     return at
 
 
-def _run(spark, folder: Path, **scaling) -> object:  # type: ignore[no-untyped-def]
-    options = AnalysisOptions(inputs=(str(folder),), warmup="0%", scaling=ScalingOptions(**scaling))
+def _run(spark, folder: Path, version: str = "1.20", **scaling) -> object:  # type: ignore[no-untyped-def]
+    return _diagnose(spark, folder, version, **scaling).parallelism
+
+
+def _diagnose(spark, folder: Path, version: str = "1.20", **scaling) -> object:  # type: ignore[no-untyped-def]
+    from flinktune.versions import parse_version
+
+    options = AnalysisOptions(inputs=(str(folder),), warmup="0%", scaling=ScalingOptions(**scaling),
+                              version=parse_version(version))
     (diag,) = job.analyze(options, session=spark).jobs
-    return diag.parallelism
+    return diag
 
 
 def test_a_fully_busy_vertex_takes_records_per_busy_second(spark, tmp_path) -> None:  # type: ignore[no-untyped-def]
@@ -183,3 +190,35 @@ def test_numpy_and_spark_paths_agree(spark, tmp_path, monkeypatch) -> None:  # t
                 [x for x in b if not isinstance(x, str)], rel=1e-9)
     assert figures[0][-1][2] == "hot-key"      # subtask 0 takes 70%: one key group about 40% of 5,000
 
+
+
+def test_a_job_at_its_edge_has_no_headroom(spark, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    # Nothing back-pressured, but KeyedAgg's subtasks are busy 97% of the time: not "healthy".
+    from flinktune.analysis.diagnose import job_status
+    from flinktune.analysis.render import no_headroom_text
+
+    def series(vid: str, sub: int, t: float) -> dict[str, float]:
+        return _counters(500, 0.05)(t) if vid == SRC else _counters(500, 0.97)(t)
+
+    diag = _diagnose(spark, _dump(tmp_path, series))
+    assert job_status(diag) == "no-headroom" and not diag.origins
+    assert "no headroom: a subtask of KeyedAgg is busy 97%" in no_headroom_text(diag)
+    # The current rate at 70% busy: 1,000 / (0.7 x 515) = 2.8 -> 3 subtasks (key groups: 43 of 128).
+    assert {c.vertex_id: c.proposed for c in diag.parallelism.changes} == {AGG: 3}
+
+
+@pytest.mark.parametrize(("version", "named"), [("2.3", True), ("1.20", False)])
+def test_a_slow_subtask_behind_a_rebalance_names_the_adaptive_partitioner_on_2_3(
+        spark, tmp_path, version: str, named: bool) -> None:  # type: ignore[no-untyped-def]
+    # The same records on both subtasks (a rebalance), one of them busy all the time: a slow subtask.
+    def series(vid: str, sub: int, t: float) -> dict[str, float]:
+        if vid == SRC:
+            return _counters(500, 0.05, 0.8)(t)
+        return _counters(500, 1.0 if sub == 0 else 0.2)(t)
+
+    folder = _dump(tmp_path, series, strategy="REBALANCE")
+    diag = _diagnose(spark, folder, version, target_rates=(("*", 1000.0),))
+    assert diag.origins and diag.origins[0].cause == "hot_subtask"
+    notes = " ".join(diag.parallelism.notes)
+    assert "a slow one" in notes
+    assert ("taskmanager.network.adaptive-partitioner.enabled" in notes) is named
