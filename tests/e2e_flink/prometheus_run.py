@@ -165,9 +165,11 @@ def analyze(dump: Path, *extra: str) -> dict:
                 # The rates and the parallelism the stated target needs (test_prometheus compares them).
                 "parallelism": {
                     v["name"]: {k: v[k] for k in ("method", "input_per_s", "busy", "true_rate_per_subtask",
-                                                  "proposed", "verdict")}
+                                                  "proposed", "verdict", "reason", "busiest_input_share")}
                     for v in (j.get("parallelism") or {}).get("vertices", [])
                 },
+                "parallelism_changes": (j.get("parallelism") or {}).get("changes"),
+                "parallelism_blocked": (j.get("parallelism") or {}).get("blocked"),
             }
             for j in report.get("jobs", [])
         ],
@@ -351,8 +353,10 @@ def main() -> int:
             cluster, jar_id, prom, work, "slow-sink", ("--target-rate", "20000"), rate=20000,
             sink_pause_us=1000,
         )
+        # A hot key: no parallelism helps, and the report says why (test_prometheus.py, issue 27).
         summary["skew"] = run_scenario(
-            cluster, jar_id, prom, work, "skew", rate=4000, agg_pause_us=1000, hot_fraction=0.9
+            cluster, jar_id, prom, work, "skew", ("--target-rate", "4000"), rate=4000, agg_pause_us=1000,
+            hot_fraction=0.9,
         )
         if capture_dir is not None:
             skew = summary["skew"]
