@@ -42,7 +42,7 @@ pytestmark = pytest.mark.flink
 
 RATE = 4000                  # records/s the source offers (its rate limiter)
 AGG_PAUSE_US = 1000          # KeyedAgg: ~900 records per busy second and subtask
-SINK_PAUSE_US = 1200         # SinkWork (two-vertex case): ~750
+SINK_PAUSE_US = 1000         # SinkWork (two-vertex case): ~900, 4 x 900 < RATE
 OVERRIDES = "pipeline.jobvertex-parallelism-overrides"
 PREDICTION_FACTOR = 1.5      # docs/recommend.md, "Parallelism": predicted vs measured busy time
 SUSTAINED = 0.9              # the rerun takes at least this share of the offered rate
@@ -108,7 +108,7 @@ def _after(cluster: Any, jar_id: str, config: Path, slots: int, taskmanagers: in
     job_id = _submit(cluster, jar_id, name, _written(config, OVERRIDES), **args)   # none on 2.x
     try:
         cluster.wait_running(job_id, timeout_s=120)
-        time.sleep(6)
+        time.sleep(8)
         shares = vertex_shares(cluster, job_id, VERTICES, window_s=10)
         assert cluster.job_state(job_id) == "RUNNING", cluster.root_exception(job_id)[:600]
     finally:
@@ -168,7 +168,7 @@ def test_one_slow_keyed_vertex_in_one_step(flink_cluster, jar_id, flinktune_cli,
 
 def test_two_vertices_at_once_with_their_buffers_and_slots(flink_cluster, jar_id, flinktune_cli,
                                                           e2e_dir) -> None:
-    # SinkWork at 4 x ~750 records per busy second idles at today's throttled ~1,800 records/s, and would
+    # SinkWork at 4 x ~900 records per busy second idles at today's throttled ~1,800 records/s, and would
     # be the next bottleneck once KeyedAgg takes 4,000. 2 MiB of network memory (64 buffers) and 2 x 3
     # slots hold the job as it runs; the rescaled job needs more of both.
     folder = e2e_dir / "parallelism" / "two"
