@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from flinktune.cli.common import EXIT_OK, checked_format, emit, guarded
+from flinktune.cli.common import EXIT_OK, checked_format, emit, guarded, target_utilization_share
 from flinktune.cli.flags import FlinkVersion, Format, NoColor, Output, Profile, Quiet, Verbose
 
 
@@ -102,8 +102,8 @@ def model(
         from flinktune.model.what_if import parallelism_what_if, what_if
 
         fmt = checked_format("model", output_format)
-        scaling = parallelism_what_if(capacity, target_rate, parallelism, max_parallelism, keyed,
-                                      target_utilization)
+        utilization = None if target_utilization is None else target_utilization_share(target_utilization)
+        scaling = parallelism_what_if(capacity, target_rate, parallelism, max_parallelism, keyed, utilization)
         result = what_if(flags, flink_version=flink_version, profile=profile, config=config, sweep=sweep,
                          chart=chart, show=show, parallelism=scaling)
         emit("model", result, fmt, output=output, no_color=no_color, verbose=verbose,

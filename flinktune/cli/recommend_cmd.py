@@ -140,17 +140,11 @@ def _with_lint_errors(result: Any, env: Any) -> Any:
 def _margins(headroom: str | None) -> Any:
     """``--headroom 25%`` -> Margins(network_headroom=1.25); a bare number is refused (one unit rule)."""
     from flinktune.advise.limits import Margins
-    from flinktune.errors import UsageError
+    from flinktune.cli.common import percentage
 
     if headroom is None:
         return None
-    text = headroom.strip()
-    try:
-        if not text.endswith("%"):
-            raise ValueError
-        return Margins(network_headroom=1 + float(text[:-1]) / 100)
-    except ValueError:
-        raise UsageError(f"--headroom: '{headroom}' is not a percentage; write e.g. 25%") from None
+    return Margins(network_headroom=1 + percentage(headroom, "--headroom", "25%"))
 
 
 def _write(result: Any, write: bool, output: Path | None, follow_symlinks: bool,

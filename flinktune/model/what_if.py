@@ -84,8 +84,9 @@ def what_if(flags: Mapping[str, str | None], *, flink_version: str | None = None
 
 
 def parallelism_what_if(capacity: str | None, target_rate: str | None, parallelism: str | None,
-                        max_parallelism: str | None, keyed: bool, target_utilization: str | None) -> Any:
-    """model.scaling.what_if for the parallelism flags (text, as given), or None without --capacity."""
+                        max_parallelism: str | None, keyed: bool, target_utilization: float | None) -> Any:
+    """model.scaling.what_if for the parallelism flags (text, as given; the utilisation as a share), or
+    None without --capacity."""
     from flinktune.errors import UsageError
     from flinktune.model.scaling import DEFAULT_TARGET_UTILIZATION
     from flinktune.model.scaling import what_if as vertex_what_if
@@ -108,16 +109,7 @@ def parallelism_what_if(capacity: str | None, target_rate: str | None, paralleli
             raise UsageError(f"{flag} {text}: must be above zero")
         return value
 
-    utilization = DEFAULT_TARGET_UTILIZATION
-    if target_utilization is not None:
-        text = target_utilization.strip()
-        try:
-            if not text.endswith("%"):
-                raise ValueError
-            utilization = float(text[:-1]) / 100
-        except ValueError:
-            raise UsageError(f"--target-utilization: '{target_utilization}' is not a percentage; write e.g. "
-                             "70%") from None
+    utilization = DEFAULT_TARGET_UTILIZATION if target_utilization is None else target_utilization
     given = int(number(parallelism, "--parallelism", True)) if parallelism else None
     return vertex_what_if(number(target_rate, "--target-rate"), number(capacity, "--capacity"),
                           parallelism=given, keyed=keyed, utilization=utilization,
