@@ -90,6 +90,14 @@ def test_slow_sink_same_rates_and_parallelism_as_rest(run):
           f"{b['input_per_s']:.0f} records/s in; parallelism {a['proposed']} vs {b['proposed']}")
 
 
+def test_skew_same_origin_and_cause_as_rest(run):
+    s = run["skew"]
+    prom, rest = _origins(s["prom"], s["job_id"]), _origins(s["rest"], s["job_id"])
+    assert prom == rest
+    assert [(v, c) for v, c, _ in prom] == [(AGG, "hot_subtask")]
+    assert s["prom"]["codes"] == s["rest"]["codes"]
+
+
 def test_hot_key_gets_no_parallelism_and_the_report_says_why(run):
     # 90% of the records carry one key: KeyedAgg's subtask holding it takes ~92% of the input. At the
     # 4,000 records/s the source offers, that key alone is more than one subtask takes at 70% busy, so
