@@ -19,7 +19,7 @@ def render_model_text(result: ModelResult, verbose: bool = False, color: bool = 
                         color)
     if result.parallelism is None:
         return text
-    return text + "".join(line + "\n" for line in _what_if_lines(result.parallelism))
+    return text + "".join(line + "\n" for line in parallelism_lines(result.parallelism))
 
 
 def render_model_json(result: ModelResult) -> str:
@@ -34,7 +34,7 @@ def render_model_json(result: ModelResult) -> str:
     return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
 
 
-def _what_if_lines(scaling: Any) -> list[str]:
+def parallelism_lines(scaling: Any) -> list[str]:
     """The parallelism what-if (model.scaling.WhatIf) in a few lines."""
     s = scaling.scaling
     keyed = f", keyed over {scaling.max_parallelism} key groups" if scaling.keyed else ""

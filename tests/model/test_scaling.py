@@ -195,6 +195,11 @@ def test_the_model_command_gives_the_what_if() -> None:
                                  "--target-utilization", "50%"])
     doc = json.loads(result.stdout)
     assert doc["parallelism"]["needed"] == 9 and doc["parallelism"]["target_utilization"] == 0.5
+    result = runner.invoke(app, ["model", "--capacity", "900", "--target-rate", "4000", "--parallelism", "2",
+                                 "--keyed", "-f", "markdown"])
+    assert result.exit_code == 0, result.output
+    section = result.stdout.split("## Parallelism what-if", 1)[1]
+    assert "- scale-out: 4,000 records/s" in section and "needs 7 subtasks" in section
     for bad in (["--target-rate", "4000"], ["--capacity", "900"], ["--capacity", "0", "--target-rate", "1"],
                 ["--capacity", "9", "--target-rate", "1", "--target-utilization", "0.7"]):
         result = runner.invoke(app, ["model", *bad])
