@@ -83,7 +83,7 @@ def recommend(document: ConfigDocument, text: str, version: FlinkVersion, env: E
     evidence = Evidence.of(resolved_env, measured, job)
     work = Plan(document, version, catalog, job, spec, measured, evidence, margins or Margins(), overlay,
                 graph_stated=job.exchanges_source != "default",
-                parallelism_source=situation.parallelism.source)
+                parallelism_source=situation.parallelism.source, job_sources=dict(resolved_env.sources))
     _cause_notes(work)
     if BUFFERS_FIXED.applies(version):
         work.notes.append(f"Flink {version} removed buffers-per-channel (fixed 2), floating-buffers-per-gate "
@@ -107,7 +107,7 @@ def recommend(document: ConfigDocument, text: str, version: FlinkVersion, env: E
     except ModelInputError as error:       # buffer values Flink refuses: absurd-values replaces them
         original_error = error.message
     changes = run(work, ORDER)
-    final = work.current
+    final = work.sized     # the job as it will run: rescaled when the parallelism step rescaled it
     final_memory, final_error = final.memory_or_error()
     final_demand = final.demand
     final_fit = final.fit(final_memory.network_buffers) if final_memory is not None else None
@@ -118,7 +118,9 @@ def recommend(document: ConfigDocument, text: str, version: FlinkVersion, env: E
             and measured.in_pool_usage >= IN_POOL_HELD)
     chain = measured.backpressured_exchanges if measured is not None and held else 0
     fill = measured.buffer_fill if measured is not None and measured.buffer_fill else 1.0
-    wait = ((barrier_wait_s(original, chain, fill), barrier_wait_s(final, chain, fill)) if chain
+    # The measured back pressure is that of the job as it ran: its barrier wait, before and after the
+    # settings (a rescale is sized to end it; its effect is measured on the rerun, not predicted here).
+    wait = ((barrier_wait_s(original, chain, fill), barrier_wait_s(work.current, chain, fill)) if chain
             else (None, None))
     return Recommendation(
         path=document.path, format=document.format, name=document.name, version=version, job=job,

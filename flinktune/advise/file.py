@@ -54,12 +54,14 @@ class RecommendResult:
 def recommend_file(path: Path, env: Environment, *, plan: Path | None = None, metrics: Sequence[str] = (),
                    margins: Margins | None = None, timeline: bool = False, spark_log: bool = False,
                    progress: Callable[[str], None] | None = None,
-                   explain: Callable[[str], None] | None = None) -> RecommendResult:
+                   explain: Callable[[str], None] | None = None, scaling: Any = None) -> RecommendResult:
     """Recommend for every configuration in ``path``.
 
     ``plan``: the job plan (else ``plan.json`` beside the metrics); ``timeline``: keep the
     analysis's time series (an HTML report draws them); ``progress``: the measurement's stages;
-    ``explain``: one line per document on which Flink version it was judged by and why."""
+    ``explain``: one line per document on which Flink version it was judged by and why;
+    ``scaling``: flinktune.analysis.parallelism.ScalingOptions (``--target-rate``,
+    ``--target-utilization``), completed per document with ``--rate`` and ``pipeline.max-parallelism``."""
     from flinktune.advise.engine import recommend_text
     from flinktune.config.textio import read_text_file
     from flinktune.situation import detect_version, resolve_version
@@ -95,16 +97,34 @@ def recommend_file(path: Path, env: Environment, *, plan: Path | None = None, me
         from flinktune.advise.measured import measure
         from flinktune.config.effective import EffectiveConfig
 
-        segment = EffectiveConfig(document, version).memory_bytes("taskmanager.memory.segment-size")
+        eff = EffectiveConfig(document, version)
+        segment = eff.memory_bytes("taskmanager.memory.segment-size")
         return measure(metrics, plan_path=str(plan_path) if plan_path else None, version=version,
                        segment_bytes=segment or 32 * 1024, env=env, progress=progress, timeline=timeline,
-                       spark_log=spark_log)
+                       spark_log=spark_log, scaling=scaling_for(scaling, env, eff))
 
     placement = _placement_beside(metrics) if metrics and plan_data is not None else None
     recs = recommend_text(text, str(path), env, version_of=version_of, measured_for=measured_for,
                           plan=plan_data, placement=placement, margins=margins)
     return RecommendResult(str(path), tuple(recs), text, recs[-1].new_text, decoded.encode,
                            (str(path), *metrics))
+
+
+def scaling_for(scaling: Any, env: Environment, eff: Any) -> Any:
+    """The ScalingOptions for one document: the flags', with ``--rate`` when stated (flag or profile)
+    and the max parallelism the file sets (``pipeline.max-parallelism``)."""
+    from dataclasses import replace
+
+    from flinktune.analysis.parallelism import ScalingOptions
+    from flinktune.errors import FlinktuneError
+
+    stated = env.rate_per_subtask if env.source("rate") in ("flag", "profile") else None
+    try:
+        limit = eff.integer("pipeline.max-parallelism") if eff.is_set("pipeline.max-parallelism") else None
+    except FlinktuneError:
+        limit = None     # a value Flink refuses is lint's to report
+    return replace(scaling or ScalingOptions(), rate_per_subtask=stated,
+                   max_parallelism=limit if limit and limit > 0 else None)
 
 
 def load_job_plan(path: Path) -> dict[str, Any]:

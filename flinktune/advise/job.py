@@ -141,6 +141,10 @@ def resolve_job(situation: Situation, measured: Measured | None) -> tuple[Job, E
                        ("workload", "workload"), ("rtt", "rtt_s"), ("bandwidth", "bandwidth_bytes_per_s")):
         sources[name] = getattr(situation, attr).source
     sources["exchanges"] = exchanges_source
+    if job.placement and situation.taskmanagers.source == "derived":
+        # The TaskManagers the job ran on (collect's job.json) beat ceil(parallelism / slots).
+        job = replace(job, taskmanagers=len(set(job.placement.values())))
+        sources["taskmanagers"] = "metrics"
     resolved = replace(env, parallelism=job.parallelism, slots=job.slots, taskmanagers=job.taskmanagers,
                        rtt_s=job.rtt_s, bandwidth_bytes_per_s=job.bandwidth_bytes_per_s,
                        workload=job.workload,

@@ -37,6 +37,10 @@ BATCH_FLOATING = 4096                # batch_shuffle docs' example with buffers-
 DEBLOAT_HIGH_PARALLELISM = 200
 MIN_SEGMENT_DEFAULT = 256            # taskmanager.memory.min-segment-size, 1.15+ (1 kb in 1.14)
 IN_POOL_HELD = 0.5                   # receivers' inPoolUsage at/above this: data is held in input gates
+# A vertex's parallelism is raised at most this many times in one recommendation: the true processing
+# rate is measured at today's parallelism, and its errors (shared cores, 5 s timer granularity: docs/
+# recommend.md, "Parallelism") grow with the step; beyond it, rescale part of the way and measure again.
+MAX_RESCALE_FACTOR = 8
 
 
 @dataclass(frozen=True)

@@ -33,6 +33,7 @@ def run(plan: Plan, steps: Sequence[ModuleType]) -> list[ProposedChange]:
     while True:
         plan.values, plan.overlay = dict(initial[0]), dict(initial[1])
         plan.notes, plan.withheld, plan.changes = list(initial[2]), list(initial[3]), []
+        plan.rescaled = None      # a step may rescale the job (steps/parallelism.py)
         _run_steps(plan, [s for s in steps if s.NAME not in skipped])
         harm = _harmful_step(plan)
         if harm is None:
@@ -47,14 +48,14 @@ def run(plan: Plan, steps: Sequence[ModuleType]) -> list[ProposedChange]:
 def _run_steps(plan: Plan, steps: Sequence[ModuleType]) -> None:
     for step in steps:
         plan.step = step.NAME
-        mark = (len(plan.changes), dict(plan.values), dict(plan.overlay), list(plan.changes))
+        mark = (len(plan.changes), dict(plan.values), dict(plan.overlay), list(plan.changes), plan.rescaled)
         notes = len(plan.notes)
         step.propose(plan)
         if len(plan.changes) == mark[0]:
             continue
         problem = fit_memory(plan)
         if problem is not None:
-            _count, plan.values, plan.overlay, plan.changes = mark
+            _count, plan.values, plan.overlay, plan.changes, plan.rescaled = mark
             del plan.notes[notes:]
             plan.notes.append(f"Not proposed ({step.NAME}): {problem}")
 
@@ -71,22 +72,25 @@ def _fits(state: ConfigState) -> bool | None:
 
 def _harmful_step(plan: Plan) -> tuple[str, str] | None:
     """(step, why) when the changes turn a configuration whose buffers fit into one whose do not."""
-    if _fits(plan.original) is not True or _fits(plan.current) is not False:
+    if _fits(plan.original) is not True or _fits(plan.sized) is not False:
         return None
     previous = plan.original.demand.required
     culprit = None
     for index, change in enumerate(plan.changes):
         values, overlay = replay(plan, plan.changes[:index + 1])
         try:
-            required = plan.state(values, overlay).demand.required
+            required = plan.state(values, overlay, plan.sized_job).demand.required
         except FlinktuneError:
             continue
         if required > previous and change.proposed_by not in ("network-memory", "memory-fit"):
             culprit = change.proposed_by
         previous = required
+    if culprit is None and plan.rescaled is not None:
+        # No setting raised the demand: the rescaled job did (steps/parallelism.py).
+        culprit = next((c.proposed_by for c in plan.changes if c.proposed_by == "parallelism"), None)
     if culprit is None:
         return None
-    final = plan.current
+    final = plan.sized
     memory, _e = final.memory_or_error()
     return culprit, (f"it would raise the buffer demand to {final.demand.required} buffers per TaskManager, "
                      "more "
@@ -196,16 +200,19 @@ def _verify_keys(plan: Plan) -> None:
 def with_effects(plan: Plan) -> list[ProposedChange]:
     out = []
     states: list[ConfigState] = [plan.original]
+    rescaled = False
     for index in range(len(plan.changes)):
         values, overlay = replay(plan, plan.changes[:index + 1])
-        states.append(plan.state(values, overlay))
+        # The job as it is up to this change: rescaled from the parallelism change on.
+        rescaled = rescaled or plan.changes[index].proposed_by == "parallelism"
+        states.append(plan.state(values, overlay, plan.sized_job if rescaled else None))
     for index, change in enumerate(plan.changes):
         before = states[index].snapshot()
         after = states[index + 1].snapshot()
         effects = tuple(Effect(name, METRICS[name][0], METRICS[name][1], before.get(name), after.get(name))
                         for name in change.metrics if name in METRICS
                         and (before.get(name) is not None or after.get(name) is not None))
-        out.append(replace(change, effects=effects))
+        out.append(replace(change, effects=effects or change.effects))
     return out
 
 

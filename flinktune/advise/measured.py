@@ -46,6 +46,9 @@ class Measured:
     remote_in_bytes_per_s: float | None = None  # the busiest TaskManager's received network bytes/s
     # The whole analysis (an AnalysisResult with its time series), when a report draws it.
     analysis: Any = field(default=None, repr=False, compare=False)
+    # The rates and the parallelism the target rate needs (flinktune.analysis.parallelism
+    # .ParallelismAdvice), when the dump and its plan give them.
+    parallelism_advice: Any = field(default=None, compare=False)
 
     @property
     def not_network(self) -> bool:
@@ -113,23 +116,27 @@ def measured_from_analysis(result: Any, segment_bytes: int) -> Measured:
                     in_pool_usage=max((v.in_pool_mean for v in receivers), default=None),
                     out_pool_usage=max((v.out_pool_mean for v in senders), default=None),
                     backpressured_exchanges=sum(1 for v in vertices if fact(v, "backpressured")),
-                    remote_in_bytes_per_s=max(per_tm.values(), default=None))
+                    remote_in_bytes_per_s=max(per_tm.values(), default=None),
+                    parallelism_advice=getattr(job, "parallelism", None))
 
 
 def measure(inputs: Sequence[str], *, plan_path: str | None, version: FlinkVersion,
             segment_bytes: int, env: Environment | None = None,
             progress: Callable[[str], None] | None = None, session: Any = None, timeline: bool = False,
-            spark_log: bool = False) -> Measured:
+            spark_log: bool = False, scaling: Any = None) -> Measured:
     """Run the analysis on a dump (files, folders or globs) and reduce it (``session``: reuse a
     SparkSession, as the tests do). ``env``: the situation's environment (rtt, bandwidth).
     ``timeline``: keep the per-subtask time series, for a report that draws them; the analysis is
-    then ``Measured.analysis``. ``spark_log``: Spark's own log on stderr."""
+    then ``Measured.analysis``. ``spark_log``: Spark's own log on stderr. ``scaling``:
+    flinktune.analysis.parallelism.ScalingOptions (target rates and utilisation)."""
     from dataclasses import replace
 
     from flinktune.analysis import AnalysisOptions, analyze
+    from flinktune.analysis.parallelism import ScalingOptions
 
     options = AnalysisOptions(inputs=tuple(inputs), plan_path=plan_path, version=version,
-                              env=env or Environment(), segment_bytes=segment_bytes, timeline=timeline)
+                              env=env or Environment(), segment_bytes=segment_bytes, timeline=timeline,
+                              scaling=scaling or ScalingOptions())
     result = analyze(options, progress=progress, session=session, spark_log=spark_log)
     measured = measured_from_analysis(result, segment_bytes)
     return replace(measured, analysis=result) if timeline else measured

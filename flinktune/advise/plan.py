@@ -94,6 +94,11 @@ class Plan:
     step: str = ""
     graph_stated: bool = False       # --exchanges (flag/profile): the stated bound without a plan
     parallelism_source: str = "config"
+    # Where each job fact came from (parallelism, slots, taskmanagers, ...: flag, profile, metrics, ...).
+    job_sources: dict[str, str] = field(default_factory=dict)
+    # The job as rescaled by steps/parallelism.py: its graph sizes the network buffers and slots. Every
+    # other step judges the job as measured (``job``): the dump's rates describe that one.
+    rescaled: Job | None = None
 
     def __post_init__(self) -> None:
         if not self.values:
@@ -103,14 +108,24 @@ class Plan:
     # ------------------------------------------------------------------ reading
 
     def state(self, values: dict[str, ConfigValue] | None = None,
-              overlay: dict[str, ConfigValue] | None = None) -> ConfigState:
+              overlay: dict[str, ConfigValue] | None = None, job: Job | None = None) -> ConfigState:
         return ConfigState(dict(self.values if values is None else values), self.version, self.catalog,
-                           self.job, self.document.path, self.document.format,
+                           self.job if job is None else job, self.document.path, self.document.format,
                            dict(self.overlay if overlay is None else overlay), self.document)
 
     @property
     def current(self) -> ConfigState:
         return self.state()
+
+    @property
+    def sized_job(self) -> Job:
+        """The job the buffers and slots are sized for: rescaled when a step rescaled it."""
+        return self.rescaled if self.rescaled is not None else self.job
+
+    @property
+    def sized(self) -> ConfigState:
+        """The current values judged for the job as it will run (``sized_job``)."""
+        return self.state(job=self.sized_job)
 
     def current_with_exchanges(self, exchanges: int) -> ConfigState:
         """The current values judged for another number of all-to-all exchanges (no plan)."""
@@ -139,7 +154,8 @@ class Plan:
 
     def default(self, key: str) -> str | None:
         spec = self.catalog.spec(key, self.version)
-        return None if spec is None or spec.default is None else str(spec.default)
+        # An empty default (a Map or List option) reads "(not set)", not "(default )".
+        return None if spec is None or spec.default in (None, "") else str(spec.default)
 
     def aliases_set(self, canonical: str) -> list[str]:
         found = []

@@ -204,7 +204,17 @@ def series_stats(slots: DataFrame) -> DataFrame:
     lo_map = F.create_map(*[x for k, (lo, _) in names.THRESHOLDS.items() for x in (F.lit(k), F.lit(lo))])
     hi_map = F.create_map(*[x for k, (_, hi) in names.THRESHOLDS.items() for x in (F.lit(k), F.lit(hi))])
     slot_mean = F.col("s") / F.col("n")
-    with_delta = slots.withColumn("delta", F.coalesce(in_slot, F.lit(0.0)) + F.coalesce(across, F.lit(0.0)))
+    valued = F.col("n") > 0
+    # The time a slot covers: up to the next slot's first sample; the last slot, its own span
+    # stretched by one of its steps (n samples cover n steps), unknown when it holds one sample.
+    covered = F.coalesce(
+        F.lead("t0").over(w) - F.col("t0"),
+        F.when(F.col("n") > 1, (F.col("t1") - F.col("t0")) * F.col("n") / (F.col("n") - F.lit(1))),
+    )
+    with_delta = slots.withColumn(
+        "delta", F.coalesce(in_slot, F.lit(0.0)) + F.coalesce(across, F.lit(0.0))
+    ).withColumn("_covered", covered)
+    covered = F.col("_covered")
     agg = with_delta.groupBy(*SERIES_KEYS).agg(
         F.sum("n").alias("n"),
         (F.sum("s") / F.sum("n")).alias("mean"),
@@ -221,6 +231,14 @@ def series_stats(slots: DataFrame) -> DataFrame:
         F.min("t0").alias("t_first"),
         F.max("t1").alias("t_last"),
         F.count("slot").alias("slots"),
+        # The time-weighted mean's parts (tw_mean below): per slot with values, its mean weighted
+        # by the time it covers; a last slot of one sample gets the series' mean step after.
+        F.sum(F.when(valued & covered.isNotNull(), slot_mean * covered)).alias("_tw_a"),
+        F.sum(F.when(valued & covered.isNotNull(), covered)).alias("_tw_c"),
+        F.sum(F.when(valued & covered.isNull(), slot_mean)).alias("_tw_b"),
+        F.sum(F.when(valued & covered.isNull(), F.lit(1))).alias("_tw_k"),
+        # A level's net change (names.LEVELS): its last value less its first.
+        (F.max_by("v1", "slot") - F.min_by("v0", "slot")).alias("_level_delta"),
         # The time strip rides along: per series, each slot's mean (only for the strip metrics).
         F.collect_list(
             F.when(
@@ -231,4 +249,22 @@ def series_stats(slots: DataFrame) -> DataFrame:
     )
     span_s = (F.col("t_last") - F.col("t_first")) / F.lit(1000.0)
     is_counter = F.col("metric").isin(list(names.COUNTERS))
-    return agg.withColumn("rate", F.when(is_counter & (span_s > 0), F.col("delta") / span_s))
+    is_level = F.col("metric").isin(list(names.LEVELS))
+    # tw_mean: each slot's mean weighted by the time it covers (a sample holds until the next). With
+    # regular sampling a slot of n samples covers n steps and tw_mean equals the sample mean; with
+    # irregular sampling (polls delayed, two collectors merged) a burst of samples no longer
+    # outweighs the time it covers. Within a slot the samples weigh the same.
+    step = (F.col("t_last") - F.col("t_first")) / (F.col("n") - F.lit(1))
+    part = {c: F.coalesce(F.col(c), F.lit(0)) for c in ("_tw_a", "_tw_b", "_tw_c", "_tw_k")}
+    tw = (part["_tw_a"] + step * part["_tw_b"]) / (part["_tw_c"] + step * part["_tw_k"])
+    return (
+        agg.withColumn(
+            "rate",
+            F.when(is_counter & (span_s > 0), F.col("delta") / span_s).when(
+                is_level & (span_s > 0), F.col("_level_delta") / span_s
+            ),
+        )
+        .withColumn("tw_mean", F.when((F.col("n") > 1) & (F.col("t_last") > F.col("t_first")), tw)
+                    .otherwise(F.col("mean")))
+        .drop("_tw_a", "_tw_b", "_tw_c", "_tw_k", "_level_delta")
+    )

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from flinktune.analysis.facts import BUSY, LEVEL_HIGH, SubtaskFacts, VertexFacts, rollup_vertex
 from flinktune.analysis.plan import JobPlan
@@ -70,6 +71,8 @@ class JobDiagnosis:
     notes: tuple[str, ...] = field(default=())
     strips: Mapping[str, tuple[str, str]] = field(default_factory=dict)  # vertex_key -> (bp, busy)
     window_ms: tuple[int, int] | None = None  # the samples analysed, after the warm-up
+    # Rates and the parallelism a target rate needs (flinktune.analysis.parallelism.ParallelismAdvice).
+    parallelism: Any = None
 
     def vertex(self, key: str) -> VertexFacts | None:
         for v in self.vertices:
@@ -311,6 +314,8 @@ def diagnose_job(
 
 def vertex_items(diag: JobDiagnosis, segment_bytes: int = DEFAULT_SEGMENT_BYTES) -> list[dict[str, object]]:
     """The facts the analysis rules (rules/analysis/FTA*.yaml, scope ``vertex``) read as ``item``."""
+    from flinktune.analysis.parallelism import vertex_advice_text
+
     origins = {o.vertex_key: o for o in diag.origins}
     any_bp = any(v.backpressured for v in diag.vertices)
     items: list[dict[str, object]] = []
@@ -351,9 +356,19 @@ def vertex_items(diag: JobDiagnosis, segment_bytes: int = DEFAULT_SEGMENT_BYTES)
                 "segment_bytes": segment_bytes,
                 "has_plan": diag.has_plan,
                 "single_sample": diag.single_sample,
+                # The parallelism the target rate needs, or why none (analysis/parallelism.py): FTA002.
+                "scaling": vertex_advice_text(diag.parallelism, v.vertex_key),
+                "proposed_parallelism": _proposed(diag.parallelism, v.vertex_key),
             }
         )
     return items
+
+
+def _proposed(advice: Any, vertex_key: str) -> int | None:
+    if advice is None:
+        return None
+    change = next((c for c in advice.changes if c.vertex_id == vertex_key), None)
+    return change.proposed if change is not None else None
 
 
 __all__ = [
@@ -386,9 +401,20 @@ def missing_judging_metrics(job: JobDiagnosis) -> tuple[str, ...]:
 
 
 def job_status(job: JobDiagnosis) -> str:
-    """``back-pressured``, ``healthy`` or ``cannot-judge`` (no vertex has a back-pressure measure)."""
+    """``back-pressured``, ``no-headroom`` (no sustained back pressure, but a subtask busy at least 90%
+    of the time: the next burst back-pressures it), ``healthy`` or ``cannot-judge`` (no vertex has a
+    back-pressure measure)."""
     if "backPressuredTimeMsPerSecond" in missing_judging_metrics(job):
         return "cannot-judge"
     if job.origins or any(v.backpressured for v in job.vertices):
         return "back-pressured"
+    if headroom_vertex(job) is not None:
+        return "no-headroom"
     return "healthy"
+
+
+def headroom_vertex(job: JobDiagnosis) -> VertexFacts | None:
+    """The vertex that leaves the job no headroom (flinktune.analysis.parallelism.no_headroom)."""
+    from flinktune.analysis.parallelism import no_headroom
+
+    return no_headroom(job.parallelism, job.vertices)

@@ -55,6 +55,7 @@ class SeriesStat(NamedTuple):
     vertex_id: str | None = None
     task_name: str | None = None
     tm_id: str | None = None
+    tw_mean: float | None = None  # time-weighted (aggregate.series_stats)
 
 
 def _clean(x: object) -> float | None:
@@ -88,9 +89,57 @@ def series_from_rows(rows: Iterable[Mapping[str, object]]) -> list[SeriesStat]:
                 vertex_id=r.get("vertex_id"),  # type: ignore[arg-type]
                 task_name=r.get("task_name"),
                 tm_id=r.get("tm_id"),  # type: ignore[arg-type]
+                tw_mean=_clean(r.get("tw_mean")),
             )
         )
     return out
+
+
+@dataclass(frozen=True)
+class RateInputs:
+    """What a subtask's true processing rate is computed from (flinktune.analysis.capacity), each
+    aggregated over the window after the warm-up: the counters as their rate (exact: delta / span),
+    the gauges and meters as their time-weighted mean. Shares of time are 0..1."""
+
+    records_in_counter: float | None = None     # numRecordsIn
+    records_in_meter: float | None = None       # numRecordsInPerSecond (a 60 s moving average)
+    records_out_counter: float | None = None    # numRecordsOut
+    records_out_meter: float | None = None      # numRecordsOutPerSecond
+    busy_gauge: float | None = None             # busyTimeMsPerSecond / 1000 (a 60 s moving average)
+    backpressured_counter: float | None = None  # accumulateBackPressuredTimeMs
+    backpressured_gauge: float | None = None
+    idle_counter: float | None = None           # accumulateIdleTimeMs
+    idle_gauge: float | None = None
+    backlog_growth_per_s: float | None = None   # pendingRecords, last less first, per second
+    backlog: float | None = None                # pendingRecords, mean
+
+
+def _rate_inputs(best: Mapping[str, SeriesStat]) -> RateInputs:
+    def counter(metric: str, scale: float = 1.0) -> float | None:
+        s = best.get(metric)
+        return None if s is None or s.rate is None else s.rate / scale
+
+    def gauge(metric: str, scale: float = 1.0) -> float | None:
+        s = best.get(metric)
+        if s is None:
+            return None
+        value = s.tw_mean if s.tw_mean is not None else s.mean
+        return None if value is None else value / scale
+
+    backlog = best.get("pendingRecords")
+    return RateInputs(
+        records_in_counter=counter("numRecordsIn"),
+        records_in_meter=gauge("numRecordsInPerSecond"),
+        records_out_counter=counter("numRecordsOut"),
+        records_out_meter=gauge("numRecordsOutPerSecond"),
+        busy_gauge=gauge("busyTimeMsPerSecond", 1000.0),
+        backpressured_counter=counter("accumulateBackPressuredTimeMs", 1000.0),
+        backpressured_gauge=gauge("backPressuredTimeMsPerSecond", 1000.0),
+        idle_counter=counter("accumulateIdleTimeMs", 1000.0),
+        idle_gauge=gauge("idleTimeMsPerSecond", 1000.0),
+        backlog_growth_per_s=backlog.rate if backlog is not None else None,
+        backlog=backlog.mean if backlog is not None else None,
+    )
 
 
 @dataclass(frozen=True)
@@ -120,6 +169,7 @@ class SubtaskFacts:
     bytes_in_remote_per_s: float | None
     buffers_in_remote_per_s: float | None
     has_remote_input: bool
+    rates: RateInputs = field(default_factory=RateInputs, repr=False)
 
     @property
     def level(self) -> str:
@@ -215,6 +265,7 @@ def pivot_subtasks(series: Iterable[SeriesStat]) -> list[SubtaskFacts]:
                 bytes_in_remote_per_s=remote_bytes,
                 buffers_in_remote_per_s=remote_buffers,
                 has_remote_input=has_remote,
+                rates=_rate_inputs(m),
             )
         )
     return out

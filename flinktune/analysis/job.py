@@ -24,7 +24,8 @@ import numpy as np
 from flinktune.analysis import aggregate, load, names
 from flinktune.analysis.diagnose import DEFAULT_SEGMENT_BYTES, JobDiagnosis, build_vertices, diagnose_job
 from flinktune.analysis.facts import bp_level, pivot_subtasks, series_from_rows
-from flinktune.analysis.plan import JobPlan, find_plan_beside, load_plan
+from flinktune.analysis.parallelism import ScalingOptions, advise_parallelism
+from flinktune.analysis.plan import JobPlan, find_plan_beside, load_plan, max_parallelism_beside
 from flinktune.analysis.readers import parquet as parquet_reader
 from flinktune.analysis.series_local import StripPoints
 from flinktune.analysis.timeline import JobTimeline
@@ -71,6 +72,8 @@ class AnalysisOptions:
     timeline: bool = False
     # Keep each vertex's figures per time window (analysis/windows.py), for comparing two runs.
     windows: bool = False
+    # Sizing parallelism (analysis/parallelism.py): target utilisation, target rates, max parallelism.
+    scaling: ScalingOptions = field(default_factory=ScalingOptions)
 
 
 @dataclass(frozen=True)
@@ -406,7 +409,7 @@ def run_analysis(
     plan: JobPlan | None = None
     plan_file = options.plan_path or (str(p) if (p := find_plan_beside(list(options.inputs))) else None)
     if plan_file:
-        plan = load_plan(plan_file)
+        plan = load_plan(plan_file).with_max_parallelism(max_parallelism_beside(list(options.inputs)))
     warm_frac, warm_ms = parse_warmup(options.warmup)
     if options.slots >= (1 << aggregate.SLOT_BITS) - 1:
         # The slot aggregation packs the slot into SLOT_BITS bits of its key.
@@ -525,18 +528,11 @@ def run_analysis(
         jid, jname = job_ids.get(job_key, (None, None))
         window = windows.get(job_key)
         job_plan = plan if plan is None or not plan.job_id or plan.job_id in (jid, job_key) else None
-        jobs.append(
-            diagnose_job(
-                job_key,
-                vertices,
-                job_plan if job_plan else (plan if len(by_job) == 1 else None),
-                options.env,
-                jid,
-                jname,
-                strips,
-                window,
-            )
-        )  # type: ignore[arg-type]
+        used_plan = job_plan if job_plan else (plan if len(by_job) == 1 else None)
+        diag = diagnose_job(job_key, vertices, used_plan, options.env, jid, jname, strips, window)
+        advice = advise_parallelism(diag.vertices, used_plan if diag.has_plan else None, diag.origins,
+                                    options.scaling, options.version)
+        jobs.append(dataclasses.replace(diag, parallelism=advice))
     notes = () if plan_file else ("no job plan found",)
     timelines: dict[str, JobTimeline] = {}
     if options.timeline:

@@ -349,9 +349,16 @@ def normalise_names(df: DataFrame) -> DataFrame:
     full_metric = F.regexp_extract(n, _FULL_ID_RE, 7)
     full_group = F.regexp_extract(n, _FULL_ID_RE, 6)
 
+    # An operator-scoped metric the analysis reads under any operator's name (names.OPERATOR_METRICS:
+    # 'Source__Gen.pendingRecords', flink_taskmanager_job_task_operator_pendingRecords).
+    operator = None
+    for op in names.OPERATOR_METRICS:
+        cond = n.endswith("." + op) | (n == F.lit(names.PROMETHEUS_OPERATOR_PREFIX + op))
+        operator = F.when(cond, F.lit(op)) if operator is None else operator.when(cond, F.lit(op))
     metric = (
         F.when(known, n)
         .when(alias_expr.isNotNull(), alias_expr)  # type: ignore[union-attr]
+        .when(operator.isNotNull(), operator)  # type: ignore[union-attr]
         .when(prom, prom_metric)
         .when(full, full_metric)
         .otherwise(rest_metric)
@@ -359,6 +366,7 @@ def normalise_names(df: DataFrame) -> DataFrame:
     group = (
         F.when(known, F.lit(""))
         .when(alias_expr.isNotNull(), F.lit(""))  # type: ignore[union-attr]
+        .when(operator.isNotNull(), F.lit(""))  # type: ignore[union-attr]
         .when(prom, prom_group)
         .when(full, full_group)
         .otherwise(rest_group)
@@ -513,6 +521,9 @@ def python_name(name: str) -> tuple[str, int] | None:
         return name, names.GROUP_RANK[""]
     if name in names.ALIASES:
         return names.ALIASES[name], names.GROUP_RANK[""]
+    for op in names.OPERATOR_METRICS:
+        if name.endswith("." + op) or name == names.PROMETHEUS_OPERATOR_PREFIX + op:
+            return op, names.GROUP_RANK[""]
     if name.startswith(names.PROMETHEUS_TASK_PREFIX) and not name.startswith(
         names.PROMETHEUS_OPERATOR_PREFIX
     ):

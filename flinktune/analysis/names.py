@@ -43,9 +43,28 @@ COUNTERS: Final[tuple[str, ...]] = (
     "numBytesInRemote",
     "numBuffersInRemote",
     "numBuffersOut",
+    # The task's accumulated back-pressured and idle milliseconds (TaskIOMetricGroup, 1.16+;
+    # flink-facts.md): gauges that only grow (reset when the task restarts), so read as counters;
+    # their rate over the window is the share of time back-pressured / idle, where the
+    # ...TimeMsPerSecond gauges are 60 s moving averages (TimerGauge, 1.16+) sampled now and then.
+    # Not ``accumulateBusyTimeMs``: Flink computes it as time since the task started less these two,
+    # whose TimerGauges add a period only when it ends or every 5 s (View.UPDATE_INTERVAL_SECONDS),
+    # so it drops back by up to 5 s at each such update: no counter (read as one, each drop would
+    # look like a reset). Busy time is 1 - idle - back-pressured of these two instead.
+    "accumulateBackPressuredTimeMs",
+    "accumulateIdleTimeMs",
 )
 
-METRICS: Final[tuple[str, ...]] = GAUGES + COUNTERS
+# Levels: gauges whose net change over the window is read, as well as their mean. A source's
+# backlog (FLIP-33's ``pendingRecords``, operator-scoped: the Kafka / Pulsar / Kinesis readers
+# register it) growing means the source receives more than the job takes: its growth rate plus the
+# source's output is the rate the job must sustain (the Kubernetes operator's autoscaler:
+# ScalingMetricEvaluator.computeTargetDataRate, "inputRate + lagRate").
+LEVELS: Final[tuple[str, ...]] = ("pendingRecords",)
+# Operator-scoped metrics read under any operator's name (``Source__Gen.pendingRecords``).
+OPERATOR_METRICS: Final[tuple[str, ...]] = LEVELS
+
+METRICS: Final[tuple[str, ...]] = GAUGES + COUNTERS + LEVELS
 
 # Which counter a meter stands in for when the counter itself is absent.
 METER_FOR_COUNTER: Final[dict[str, str]] = {

@@ -28,6 +28,7 @@ class PlanVertex:
     vertex_id: str
     name: str
     parallelism: int
+    max_parallelism: int | None = None  # /jobs/:jobid vertices[].maxParallelism (collect's job.json)
 
 
 @dataclass(frozen=True)
@@ -82,6 +83,21 @@ class JobPlan:
                 return v.vertex_id
         return None
 
+    def max_parallelism_of(self, vertex_id: str) -> int | None:
+        for v in self.vertices:
+            if v.vertex_id == vertex_id:
+                return v.max_parallelism
+        return None
+
+    def with_max_parallelism(self, found: dict[str, int]) -> JobPlan:
+        """The plan with the vertices' max parallelism from elsewhere (``job.json``) where it has none."""
+        vertices = tuple(
+            v if v.max_parallelism is not None or v.vertex_id not in found
+            else PlanVertex(v.vertex_id, v.name, v.parallelism, found[v.vertex_id])
+            for v in self.vertices
+        )
+        return JobPlan(self.job_id, self.job_name, vertices, self.edges, self.source_file)
+
     def name_of(self, vertex_id: str) -> str | None:
         for v in self.vertices:
             if v.vertex_id == vertex_id:
@@ -105,6 +121,7 @@ def parse_plan(data: object, source_file: str = "") -> JobPlan:
     if not isinstance(data, dict):
         raise MetricsError("job plan is not a JSON object", file=source_file or None)
     names: dict[str, str] = {}
+    limits = max_parallelism_in(data)
     if isinstance(data.get("vertices"), list):
         for v in data["vertices"]:
             if isinstance(v, dict) and "id" in v and "name" in v:
@@ -128,7 +145,7 @@ def parse_plan(data: object, source_file: str = "") -> JobPlan:
             raise MetricsError(
                 f"job plan node {vid} has a non-integer parallelism", file=source_file or None
             ) from None
-        vertices.append(PlanVertex(vid, name, parallelism))
+        vertices.append(PlanVertex(vid, name, parallelism, limits.get(vid)))
         for inp in node.get("inputs", []) or []:
             if isinstance(inp, dict) and "id" in inp:
                 edges.append(
@@ -137,6 +154,32 @@ def parse_plan(data: object, source_file: str = "") -> JobPlan:
     return JobPlan(
         str(plan.get("jid", "")), str(plan.get("name", "")), tuple(vertices), tuple(edges), source_file
     )
+
+
+def max_parallelism_in(data: object) -> dict[str, int]:
+    """Vertex id -> max parallelism from a ``/jobs/:jobid`` answer or collect's ``job.json``
+    (``vertices[].maxParallelism``); empty when it says nothing."""
+    out: dict[str, int] = {}
+    vertices = data.get("vertices") if isinstance(data, dict) else None
+    for v in vertices if isinstance(vertices, list) else []:
+        if isinstance(v, dict) and "id" in v:
+            limit = v.get("maxParallelism")
+            if isinstance(limit, int) and not isinstance(limit, bool) and limit > 0:
+                out[str(v["id"])] = limit
+    return out
+
+
+def max_parallelism_beside(inputs: list[str]) -> dict[str, int]:
+    """The vertices' max parallelism from ``job.json`` beside the dump (flinktune collect), if any."""
+    for item in inputs:
+        p = Path(item)
+        candidate = (p if p.is_dir() else p.parent) / "job.json"
+        if candidate.is_file():
+            try:
+                return max_parallelism_in(json.loads(candidate.read_text(encoding="utf-8")))
+            except (OSError, ValueError, RecursionError):
+                return {}   # the placement file is a courtesy here: the plan stands without it
+    return {}
 
 
 def load_plan(path: str | Path) -> JobPlan:

@@ -10,8 +10,9 @@ import io
 import json
 from typing import Any
 
-from flinktune.analysis.diagnose import JobDiagnosis, job_status, missing_judging_metrics
+from flinktune.analysis.diagnose import JobDiagnosis, headroom_vertex, job_status, missing_judging_metrics
 from flinktune.analysis.job import AnalysisResult
+from flinktune.analysis.parallelism import render_lines, render_markdown_lines
 from flinktune.findings import Finding
 
 JSON_SCHEMA_VERSION = 1
@@ -53,13 +54,15 @@ def job_to_dict(job: JobDiagnosis) -> dict[str, Any]:
     return {
         "job_id": job.job_id,
         "job_name": job.job_name,
-        # healthy | back-pressured | cannot-judge (the dump lacks the metrics a verdict rests on)
+        # healthy | no-headroom | back-pressured | cannot-judge (the dump lacks what a verdict rests on)
         "status": job_status(job),
         "missing_metrics": list(missing_judging_metrics(job)),
         "has_plan": job.has_plan,
         "single_sample": job.single_sample,
         "window_ms": list(job.window_ms) if job.window_ms else None,
         "notes": list(job.notes),
+        # Rates and the parallelism the target rate needs (analysis/parallelism.py).
+        "parallelism": job.parallelism.as_dict() if job.parallelism is not None else None,
         "origins": [
             {
                 "vertex": o.name,
@@ -141,6 +144,8 @@ def _headline(job: JobDiagnosis) -> list[str]:
     if not job.origins:
         if any(v.backpressured for v in job.vertices):
             return ["Back pressure found, origin unclear (see notes)."]
+        if job_status(job) == "no-headroom":
+            return [no_headroom_text(job)]
         return ["No sustained back pressure: nothing holds this job back."]
     lines = []
     for o in job.origins:
@@ -150,6 +155,16 @@ def _headline(job: JobDiagnosis) -> list[str]:
         )
         lines.extend(f"  - {e}" for e in o.evidence)
     return lines
+
+
+def no_headroom_text(job: JobDiagnosis) -> str:
+    """The headline of a job at its edge: not back-pressured, but a subtask busy nearly all the time."""
+    v = headroom_vertex(job)
+    rates = job.parallelism.rate(v.vertex_key) if job.parallelism is not None and v is not None else None
+    busiest = rates.busiest if rates is not None else (v.busy_max if v is not None else None)
+    name = v.name if v is not None else "a vertex"
+    return (f"No sustained back pressure, but no headroom: a subtask of {name} is busy "
+            f"{busiest or 0.0:.0%} of the time, so the next burst back-pressures the job (see Parallelism).")
 
 
 def _fix_text(f: Finding) -> str | None:
@@ -204,6 +219,8 @@ def render_text(result: AnalysisResult, color: bool = False, width: int = 140) -
                 f"{bp_strip}\n{busy_strip}",
             )
         console.print(table)
+        for line in render_lines(job.parallelism):
+            console.print(line, markup=False)
         for note in job.notes:
             console.print(f"note: {note}", markup=False)
         console.print(
@@ -247,6 +264,10 @@ def render_markdown(result: AnalysisResult) -> str:
                 f"`{bp_strip}` | `{busy_strip}` |"
             )
         out.append("")
+        parallelism = render_markdown_lines(job.parallelism)
+        if parallelism:
+            out.extend(parallelism)
+            out.append("")
         out.extend(f"- note: {n}" for n in job.notes)
         out.append("")
     out.append("## Findings")

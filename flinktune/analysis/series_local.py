@@ -160,6 +160,23 @@ def summarise(
     t_first = np.minimum.reduceat(t0, starts)
     t_last = np.maximum.reduceat(t1, starts)
     counts = np.diff(np.append(starts, len(slot)))
+    # The time-weighted mean's parts (aggregate.series_stats): per slot with values, its mean and
+    # the time its samples cover; and a level's last value less its first.
+    valued_slot = n > 0
+    nxt = np.empty(len(slot), dtype=np.float64)
+    nxt[:-1] = t0[1:]
+    nxt[-1] = np.nan
+    nxt[np.append(starts[1:], len(slot)) - 1] = np.nan       # a series' last slot has no next one
+    with np.errstate(invalid="ignore", divide="ignore"):
+        own = np.where(n > 1, (t1 - t0) * n / np.where(n > 1, n - 1, 1), np.nan)
+    covered = np.where(np.isnan(nxt), own, nxt - t0)
+    known = valued_slot & ~np.isnan(covered)
+    tw_a = total(np.where(known, np.nan_to_num(slot_mean) * np.nan_to_num(covered), 0.0))
+    tw_c = total(np.where(known, np.nan_to_num(covered), 0.0))
+    tw_b = total(np.where(valued_slot & ~known, np.nan_to_num(slot_mean), 0.0))
+    tw_k = total((valued_slot & ~known).astype(np.int64))
+    ends = np.append(starts[1:], len(slot)) - 1
+    level_delta = v1[ends] - v0[starts]
     strip_ok = np.isin(metric_idx, [names.METRICS.index(m) for m in STRIP_METRICS]) & (n > 0)
     group = np.cumsum(new) - 1
     strip = StripPoints(group[strip_ok], slot[strip_ok], slot_mean[strip_ok])
@@ -174,7 +191,13 @@ def summarise(
         frac_lo = np.where(n_pos, lo_sum / np.where(n_pos, n_sum, 1), np.nan)
         frac_hi = np.where(n_pos, hi_sum / np.where(n_pos, n_sum, 1), np.nan)
         is_counter = np.isin(first_metric, [names.METRICS.index(m) for m in names.COUNTERS])
-        rate = np.where(is_counter & (span_s > 0), delta_sum / np.where(span_s > 0, span_s, 1), np.nan)
+        is_level = np.isin(first_metric, [names.METRICS.index(m) for m in names.LEVELS])
+        safe_span = np.where(span_s > 0, span_s, 1)
+        rate = np.where(is_counter & (span_s > 0), delta_sum / safe_span,
+                        np.where(is_level & (span_s > 0), level_delta / safe_span, np.nan))
+        spread = (n_sum > 1) & (t_last > t_first)
+        step = (t_last - t_first) / np.where(n_sum > 1, n_sum - 1, 1)
+        tw_mean = np.where(spread, (tw_a + step * tw_b) / np.where(spread, tw_c + step * tw_k, 1), mean)
     metric_names = [names.METRICS[i] for i in first_metric.tolist()]
 
     def opt(a: np.ndarray) -> list[float | None]:
@@ -196,8 +219,9 @@ def summarise(
         t_last.tolist(),
         counts.tolist(),
         opt(rate),
+        opt(tw_mean),
         strict=True,
     )
     keys = ("job_hash", "vertex_hash", "subtask_index", "metric", "rank", "n", "mean", "max", "frac_lo",
-            "frac_hi", "delta", "t_first", "t_last", "slots", "rate")
+            "frac_hi", "delta", "t_first", "t_last", "slots", "rate", "tw_mean")
     return [dict(zip(keys, values, strict=True)) for values in columns], strip

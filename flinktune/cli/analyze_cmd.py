@@ -18,6 +18,7 @@ from flinktune.cli.common import (
     emit,
     guarded,
     live_stderr,
+    scaling_options,
     stage_progress,
 )
 from flinktune.cli.flags import (
@@ -120,6 +121,24 @@ def analyze(
     rules: Annotated[
         list[Path] | None, typer.Option("--rules", metavar="DIR", help="Extra rule folder (repeatable).")
     ] = None,
+    target_rate: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--target-rate",
+            metavar="SOURCE=RATE",
+            help="Records/s a source must take, for sizing parallelism (repeatable; RATE alone for a job "
+            "with one source). Default: the source's backlog growth, else what it would send unblocked.",
+        ),
+    ] = None,
+    target_utilization: Annotated[
+        str | None,
+        typer.Option(
+            "--target-utilization",
+            metavar="PCT",
+            help="Share of time a subtask may be busy at the target rate (default 70%, the Kubernetes "
+            "operator's autoscaler's).",
+        ),
+    ] = None,
     output_format: Annotated[str, Format("analyze")] = "text",
     out: Annotated[Path | None, Output("--out")] = None,
     fail_on: Annotated[
@@ -175,6 +194,7 @@ def analyze(
             version=parse_version(flink_version),
             rule_dirs=tuple(str(r) for r in rules or ()),
             timeline=fmt == "html",
+            scaling=scaling_options(target_rate, target_utilization),
         )
         spark_conf = _parse_conf(conf)
         progress = stage_progress("analyze", enabled=not (quiet or no_progress), live=live_stderr(no_color))

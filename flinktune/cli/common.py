@@ -270,3 +270,56 @@ def newer_than_catalog_note(version: object) -> str | None:
         return (f"flinktune: note: Flink {version} is newer than the newest option catalog flinktune has; "
                 f"judged by Flink {newest}'s options and rules")
     return None
+
+
+def scaling_options(target_rates: list[str] | None, target_utilization: str | None,
+                    rate_per_subtask: float | None = None, max_parallelism: int | None = None) -> Any:
+    """``--target-rate NAME=RATE`` (repeatable; a bare RATE for a job with one source) and
+    ``--target-utilization PCT`` as flinktune.analysis.parallelism.ScalingOptions."""
+    from flinktune.analysis.parallelism import ScalingOptions
+    from flinktune.errors import UsageError
+    from flinktune.model.scaling import DEFAULT_TARGET_UTILIZATION
+
+    rates: list[tuple[str, float]] = []
+    for item in target_rates or []:
+        name, sep, value = item.rpartition("=")
+        key = name.strip() if sep else "*"
+        try:
+            rate = float(value.strip())
+        except ValueError:
+            rate = float("nan")
+        if not (rate > 0 and rate != float("inf")) or (sep and not key):
+            raise UsageError(f"--target-rate {item}: expected SOURCE=RECORDS_PER_S (e.g. "
+                             "'Source: Kafka=20000'), or RECORDS_PER_S for a job with one source")
+        rates.append((key, rate))
+    utilization = DEFAULT_TARGET_UTILIZATION
+    if target_utilization is not None:
+        utilization = target_utilization_share(target_utilization)
+    return ScalingOptions(target_utilization=utilization, target_rates=tuple(rates),
+                          rate_per_subtask=rate_per_subtask, max_parallelism=max_parallelism)
+
+
+def percentage(text: str, flag: str, example: str) -> float:
+    """``25%`` -> 0.25 for a PCT flag; a bare number is refused (one unit rule): one line, exit 2."""
+    from flinktune.errors import UsageError
+
+    body = text.strip()
+    try:
+        if not body.endswith("%"):
+            raise ValueError
+        value = float(body[:-1]) / 100
+        if value != value or value in (float("inf"), float("-inf")):
+            raise ValueError
+    except ValueError:
+        raise UsageError(f"{flag}: '{text}' is not a percentage; write e.g. {example}") from None
+    return value
+
+
+def target_utilization_share(text: str) -> float:
+    """``--target-utilization 70%`` -> 0.7, above 0% and at most 100%."""
+    from flinktune.errors import UsageError
+
+    value = percentage(text, "--target-utilization", "70%")
+    if not 0 < value <= 1:
+        raise UsageError(f"--target-utilization: '{text}' is not above 0% and at most 100%; write e.g. 70%")
+    return value

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from flinktune.cli.common import EXIT_OK, checked_format, emit, guarded
+from flinktune.cli.common import EXIT_OK, checked_format, emit, guarded, target_utilization_share
 from flinktune.cli.flags import FlinkVersion, Format, NoColor, Output, Profile, Quiet, Verbose
 
 
@@ -50,6 +50,22 @@ def model(
         help="Network memory per TaskManager (default derived from process size).")] = None,
     hot_channels: Annotated[str | None, typer.Option(
         "--hot-channels", help="Channels of a gate with backlog (skew) (default all).")] = None,
+    capacity: Annotated[str | None, typer.Option(
+        "--capacity", metavar="RATE",
+        help="Parallelism what-if: records one subtask takes per second of busy time (its true processing "
+             "rate; `analyze` measures it). With --target-rate.")] = None,
+    target_rate: Annotated[str | None, typer.Option(
+        "--target-rate", metavar="RATE", help="Parallelism what-if: records/s the vertex must take.")] = None,
+    max_parallelism: Annotated[str | None, typer.Option(
+        "--max-parallelism", metavar="N",
+        help="Parallelism what-if: the vertex's key groups (default: Flink's for --parallelism).")] = None,
+    keyed: Annotated[bool, typer.Option(
+        "--keyed",
+        help="Parallelism what-if: the vertex reads a keyBy (its load splits by key groups).")] = False,
+    target_utilization: Annotated[str | None, typer.Option(
+        "--target-utilization", metavar="PCT",
+        help="Parallelism what-if: the share of time a subtask may be busy at the target (default 70%).")
+    ] = None,
     flink_version: Annotated[str | None, FlinkVersion(
         "the profile's, else the --config file's as lint reads it, else 1.20")] = None,
     profile: Annotated[Path | None, Profile("parameter: value pairs")] = None,
@@ -83,11 +99,13 @@ def model(
     del quiet
 
     def run() -> int:
-        from flinktune.model.what_if import what_if
+        from flinktune.model.what_if import parallelism_what_if, what_if
 
         fmt = checked_format("model", output_format)
+        utilization = None if target_utilization is None else target_utilization_share(target_utilization)
+        scaling = parallelism_what_if(capacity, target_rate, parallelism, max_parallelism, keyed, utilization)
         result = what_if(flags, flink_version=flink_version, profile=profile, config=config, sweep=sweep,
-                         chart=chart, show=show)
+                         chart=chart, show=show, parallelism=scaling)
         emit("model", result, fmt, output=output, no_color=no_color, verbose=verbose,
              inputs=[p for p in (config, profile) if p is not None])
         return EXIT_OK

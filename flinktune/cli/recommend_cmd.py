@@ -54,6 +54,15 @@ def recommend(
         "--metrics", metavar="DUMP", help="Metrics dump to analyse (repeatable; runs Spark).")] = None,
     plan: Annotated[Path | None, typer.Option(
         "--plan", metavar="FILE", help="Job plan JSON (/jobs/:jobid/plan) for the buffer demand.")] = None,
+    target_rate: Annotated[list[str] | None, typer.Option(
+        "--target-rate", metavar="SOURCE=RATE",
+        help="Records/s a source must take, for sizing parallelism with --metrics (repeatable; RATE alone "
+             "for a job with one source). Default: --rate x the source's parallelism, else the source's "
+             "backlog growth, else what it would send unblocked.")] = None,
+    target_utilization: Annotated[str | None, typer.Option(
+        "--target-utilization", metavar="PCT",
+        help="Share of time a subtask may be busy at the target rate (default 70%, the Kubernetes "
+             "operator's autoscaler's).")] = None,
     headroom: Annotated[str | None, typer.Option(
         "--headroom", metavar="PCT",
         help="Margin of a network-memory fix above Flink's exact requirement (default 25%).")] = None,
@@ -79,7 +88,8 @@ def recommend(
         file, flink_version=flink_version, rtt=rtt, bandwidth=bandwidth, parallelism=parallelism, slots=slots,
         taskmanagers=taskmanagers, exchanges=exchanges, record_size=record_size, rate=rate,
         latency_target=latency_target, skew=skew, workload=workload, profile=profile,
-        metrics=tuple(metrics or ()), plan=plan, headroom=headroom, write=write, output=output,
+        metrics=tuple(metrics or ()), plan=plan, target_rate=tuple(target_rate or ()),
+        target_utilization=target_utilization, headroom=headroom, write=write, output=output,
         output_format=output_format, follow_symlinks=follow_symlinks, quiet=quiet, verbose=verbose,
         no_color=no_color)
     code = guarded(lambda: run_recommend(args))

@@ -16,7 +16,16 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from flinktune.cli.common import EXIT_OK, around_spark_run, checked_format, emit, error_line, guarded, stopped
+from flinktune.cli.common import (
+    EXIT_OK,
+    around_spark_run,
+    checked_format,
+    emit,
+    error_line,
+    guarded,
+    scaling_options,
+    stopped,
+)
 from flinktune.cli.plain_args import Options, finish, parse_plain
 
 
@@ -39,6 +48,8 @@ class RecommendArgs(NamedTuple):
     profile: Path | None = None
     metrics: tuple[str, ...] = ()
     plan: Path | None = None
+    target_rate: tuple[str, ...] = ()
+    target_utilization: str | None = None
     headroom: str | None = None
     write: bool = False
     output: Path | None = None
@@ -66,6 +77,8 @@ OPTIONS: Options = {
     "--profile": ("profile", "path"),
     "--metrics": ("metrics", "str*"),
     "--plan": ("plan", "path"),
+    "--target-rate": ("target_rate", "str*"),
+    "--target-utilization": ("target_utilization", "str"),
     "--headroom": ("headroom", "str"),
     "--write": ("write", "flag"),
     "--output": ("output", "path"),
@@ -117,9 +130,13 @@ def run_recommend(args: RecommendArgs) -> int:
         env = read_profile(args.profile).apply(env)
     env = env.with_values(parse_parameters(flags), "flag")
     margins = _margins(args.headroom)
+    # Checked before Spark starts; without them and without --metrics nothing scales (and the fast
+    # route does not import the analysis).
+    scaling = (scaling_options(list(args.target_rate) or None, args.target_utilization)
+               if args.metrics or args.target_rate or args.target_utilization is not None else None)
     with around_spark_run(args.quiet) if args.metrics else contextlib.nullcontext():
         result = recommend_file(args.file, env, plan=args.plan, metrics=args.metrics, margins=margins,
-                                timeline=fmt == "html", spark_log=args.verbose,
+                                scaling=scaling, timeline=fmt == "html", spark_log=args.verbose,
                                 progress=lambda message: note(f"flinktune: {message}"),
                                 explain=note if args.verbose else None)
     result = _with_lint_errors(result, env)
@@ -146,17 +163,11 @@ def _with_lint_errors(result: Any, env: Any) -> Any:
 def _margins(headroom: str | None) -> Any:
     """``--headroom 25%`` -> Margins(network_headroom=1.25); a bare number is refused (one unit rule)."""
     from flinktune.advise.limits import Margins
-    from flinktune.errors import UsageError
+    from flinktune.cli.common import percentage
 
     if headroom is None:
         return None
-    text = headroom.strip()
-    try:
-        if not text.endswith("%"):
-            raise ValueError
-        return Margins(network_headroom=1 + float(text[:-1]) / 100)
-    except ValueError:
-        raise UsageError(f"--headroom: '{headroom}' is not a percentage; write e.g. 25%") from None
+    return Margins(network_headroom=1 + percentage(headroom, "--headroom", "25%"))
 
 
 def _write(result: Any, write: bool, output: Path | None, follow_symlinks: bool,

@@ -22,8 +22,16 @@ _PREFIXES: tuple[str, ...] = (
 )
 
 
+# Operator-scoped metrics collected under any operator's name (``Source__Gen.pendingRecords``, the
+# FLIP-33 backlog of a source reader): a vertex has one source operator, so the short name is kept.
+OPERATOR_METRICS: tuple[str, ...] = ("pendingRecords",)
+
+
 def canonical_name(rest_id: str) -> str:
     """``Shuffle.Netty.Input.Buffers.inPoolUsage`` -> ``inPoolUsage``; unknown ids are kept as they are."""
+    for name in OPERATOR_METRICS:
+        if rest_id.endswith("." + name):
+            return name
     for prefix in _PREFIXES:
         if rest_id.startswith(prefix) and len(rest_id) > len(prefix):
             return rest_id[len(prefix) :]
@@ -69,6 +77,11 @@ DEFAULT_METRICS: tuple[MetricSpec, ...] = (
     _plain("hardBackPressuredTimeMsPerSecond"),
     _plain("busyTimeMsPerSecond"),
     _plain("idleTimeMsPerSecond"),
+    # Accumulated back-pressured / idle time (TaskIOMetricGroup, 1.16+): shares of time between two
+    # polls, where the ...PerSecond gauges are 60 s moving averages (TimerGauge). Busy time is the
+    # rest (accumulateBusyTimeMs is not monotonic: flinktune.analysis.names).
+    _plain("accumulateBackPressuredTimeMs"),
+    _plain("accumulateIdleTimeMs"),
     _plain("isBackPressured"),
     _plain("numRecordsIn"),
     _plain("numRecordsOut"),
@@ -101,6 +114,12 @@ def metric_specs(extra_rest_ids: tuple[str, ...] = ()) -> tuple[MetricSpec, ...]
             specs.append(MetricSpec(canonical_name(rest_id), (rest_id,)))
             known.add(rest_id)
     return tuple(specs)
+
+
+def operator_metric_ids(available: list[str]) -> tuple[str, ...]:
+    """The operator-scoped ids among a vertex's ``available`` metric ids that `collect` reads
+    (OPERATOR_METRICS), e.g. ``Source__Gen.pendingRecords``."""
+    return tuple(sorted(i for i in available for name in OPERATOR_METRICS if i.endswith("." + name)))
 
 
 def pick_values(specs: tuple[MetricSpec, ...], answered: dict[str, float]) -> list[tuple[str, float]]:

@@ -17,7 +17,14 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from flinktune.collect.catalog import MetricSpec, metric_specs, parse_metric_value, pick_values
+from flinktune.collect.catalog import (
+    MetricSpec,
+    canonical_name,
+    metric_specs,
+    operator_metric_ids,
+    parse_metric_value,
+    pick_values,
+)
 from flinktune.collect.checkpoints import RestCheckpoints
 from flinktune.collect.job import (
     TERMINAL_STATES,
@@ -164,10 +171,28 @@ class _Poller:
         self.specs = specs
         self.chunks = _query_chunks(sorted({rid for spec in specs for rid in spec.rest_ids}))
         self.executor = executor
+        # Per vertex: operator-scoped ids found by discover() (a source's pendingRecords).
+        self.operator_ids: dict[str, tuple[str, ...]] = {}
+
+    def discover(self, job: JobInfo) -> None:
+        """The operator-scoped metrics each vertex offers (the list ``.../subtasks/metrics`` gives
+        without ``get``), once: their ids carry the operator's name, which the plan does not spell."""
+        for vertex in job.vertices:
+            try:
+                path = f"/jobs/{self.job_id}/vertices/{vertex.vertex_id}/subtasks/metrics"
+                reply = self.client.get_json(path)
+            except CollectError:
+                continue
+            ids = [str(i["id"]) for i in reply if isinstance(i, dict) and "id" in i] if isinstance(
+                reply, list) else []
+            found = operator_metric_ids(ids)
+            if found:
+                self.operator_ids[vertex.vertex_id] = found
 
     def _subtask_metrics(self, vertex_id: str, index: int) -> dict[str, float]:
         answered: dict[str, float] = {}
-        for chunk in self.chunks:
+        chunks = self.chunks + _query_chunks(list(self.operator_ids.get(vertex_id, ())))
+        for chunk in chunks:
             reply = self.client.get_json(
                 f"/jobs/{self.job_id}/vertices/{vertex_id}/subtasks/{index}/metrics",
                 {"get": chunk},
@@ -221,7 +246,10 @@ class _Poller:
             if answered:
                 answered_subtasks += 1
             placement = next((s for s in vertex.subtasks if s.subtask_index == index), None)
-            for name, value in pick_values(self.specs, answered):
+            found = pick_values(self.specs, answered)
+            found += [(canonical_name(i), answered[i]) for i in self.operator_ids.get(vertex.vertex_id, ())
+                      if i in answered]
+            for name, value in found:
                 rows.append(
                     Row(
                         ts=ts_ms,
@@ -268,6 +296,7 @@ def collect(
     try:
         write_json_atomic(plan_path, plan)
         job = poller.placements(job)
+        poller.discover(job)
         write_json_atomic(job_path, placement_document(job, flink_version))
     except BaseException:
         # Nothing collected yet: leave no half-started dump behind.

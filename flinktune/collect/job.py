@@ -33,6 +33,8 @@ class VertexInfo:
     name: str
     parallelism: int
     subtasks: tuple[SubtaskPlacement, ...] = ()
+    # The number of key groups (/jobs/:jobid vertices[].maxParallelism): a rescale's ceiling.
+    max_parallelism: int | None = None
 
 
 @dataclass(frozen=True)
@@ -116,7 +118,8 @@ def read_job(client: FlinkRestClient, job_id: str) -> JobInfo:
         raise CollectError(f"GET {client.url_for('/jobs/' + job_id)} answered an unexpected shape")
     vertices = tuple(
         VertexInfo(
-            vertex_id=str(v["id"]), name=str(v.get("name", v["id"])), parallelism=int(v.get("parallelism", 0))
+            vertex_id=str(v["id"]), name=str(v.get("name", v["id"])),
+            parallelism=int(v.get("parallelism", 0)), max_parallelism=_positive(v.get("maxParallelism")),
         )
         for v in detail.get("vertices", [])
         if isinstance(v, dict) and "id" in v
@@ -128,6 +131,10 @@ def read_job(client: FlinkRestClient, job_id: str) -> JobInfo:
         stream_graph=stream if isinstance(stream, dict) else None,
         pending_operators=pending if isinstance(pending, int) and not isinstance(pending, bool) else 0,
     )
+
+
+def _positive(value: object) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
 
 
 def _host_of(subtask: dict[str, Any]) -> str | None:
@@ -156,7 +163,8 @@ def read_placement(client: FlinkRestClient, job_id: str, vertex: VertexInfo) -> 
                 status=s.get("status"),
             )
         )
-    return VertexInfo(vertex.vertex_id, vertex.name, vertex.parallelism, tuple(subtasks))
+    return VertexInfo(vertex.vertex_id, vertex.name, vertex.parallelism, tuple(subtasks),
+                      vertex.max_parallelism)
 
 
 def placement_document(job: JobInfo, flink_version: str) -> dict[str, Any]:
@@ -168,6 +176,7 @@ def placement_document(job: JobInfo, flink_version: str) -> dict[str, Any]:
                 "id": v.vertex_id,
                 "name": v.name,
                 "parallelism": v.parallelism,
+                **({"maxParallelism": v.max_parallelism} if v.max_parallelism else {}),
                 "subtasks": [
                     {
                         "subtask": s.subtask_index,

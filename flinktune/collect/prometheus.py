@@ -40,7 +40,7 @@ from flinktune.analysis.readers.prometheus_range import (
     matrix_of,
     prometheus_name,
 )
-from flinktune.collect.catalog import DEFAULT_METRICS, MetricSpec
+from flinktune.collect.catalog import DEFAULT_METRICS, OPERATOR_METRICS, MetricSpec
 from flinktune.collect.checkpoints import job_gauge_name, prometheus_log, write_log
 from flinktune.collect.collector import _no_interrupts, _stop_on_sigterm
 from flinktune.collect.job import plan_with_stream_graph
@@ -297,6 +297,9 @@ def wanted_names(specs: tuple[MetricSpec, ...] = DEFAULT_METRICS) -> dict[str, t
     for spec in specs:
         for rank, rid in enumerate(spec.rest_ids):
             out[prometheus_name(rid)] = (spec.name, rank)
+    for name in OPERATOR_METRICS:
+        # Operator-scoped (a source reader's backlog): flink_taskmanager_job_task_operator_pendingRecords.
+        out[prometheus_name("operator." + name)] = (name, 0)
     return out
 
 

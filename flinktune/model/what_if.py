@@ -34,11 +34,12 @@ class ModelResult:
     chart: str                                # the quantity charted in a sweep
     show: str | None                          # the quantities shown as columns in a sweep (Q1,Q2)
     origins: tuple[str, ...]                  # where the version and every input came from (-v)
+    parallelism: Any = None                   # model.scaling.WhatIf (--capacity), else None
 
 
 def what_if(flags: Mapping[str, str | None], *, flink_version: str | None = None, profile: Path | None = None,
             config: Path | None = None, sweep: str | None = None, chart: str = "channel_throughput",
-            show: str | None = None) -> ModelResult:
+            show: str | None = None, parallelism: Any = None) -> ModelResult:
     """The model for ``flags`` (parameter -> text with units; None: not given) over a profile and a
     config file (flags win), with one parameter swept (``PARAM=RANGE``)."""
     from flinktune.model.sweep import PARAM_BY_NAME, evaluate, parse_param_value, parse_sweep
@@ -80,7 +81,41 @@ def what_if(flags: Mapping[str, str | None], *, flink_version: str | None = None
     notes.extend(_timeout_notes(version, values.get("buffer-timeout")))
     quantities = evaluate(values, version)
     return ModelResult(version, values, sources, tuple(notes), quantities, swept, chart, show,
-                       _origins(values, sources, env))
+                       _origins(values, sources, env), parallelism)
+
+
+def parallelism_what_if(capacity: str | None, target_rate: str | None, parallelism: str | None,
+                        max_parallelism: str | None, keyed: bool, target_utilization: float | None) -> Any:
+    """model.scaling.what_if for the parallelism flags (text, as given; the utilisation as a share), or
+    None without --capacity."""
+    from flinktune.errors import UsageError
+    from flinktune.model.scaling import DEFAULT_TARGET_UTILIZATION
+    from flinktune.model.scaling import what_if as vertex_what_if
+
+    if capacity is None:
+        if target_rate is not None or max_parallelism is not None or keyed or target_utilization is not None:
+            raise UsageError("the parallelism what-if needs --capacity (records per busy second of one "
+                             "subtask)")
+        return None
+    if target_rate is None:
+        raise UsageError("--capacity needs --target-rate (records/s the vertex must take)")
+
+    def number(text: str, flag: str, integer: bool = False) -> float:
+        try:
+            value = int(text) if integer else float(text)
+        except ValueError:
+            kind = "a whole number" if integer else "a number"
+            raise UsageError(f"{flag} {text}: expected {kind}") from None
+        if not value > 0 or value == float("inf"):
+            raise UsageError(f"{flag} {text}: must be above zero")
+        return value
+
+    utilization = DEFAULT_TARGET_UTILIZATION if target_utilization is None else target_utilization
+    given = int(number(parallelism, "--parallelism", True)) if parallelism else None
+    return vertex_what_if(number(target_rate, "--target-rate"), number(capacity, "--capacity"),
+                          parallelism=given, keyed=keyed, utilization=utilization,
+                          max_parallelism=int(number(max_parallelism, "--max-parallelism", True))
+                          if max_parallelism else None)
 
 
 def _origins(values: dict[str, Any], sources: dict[str, str], env: Any) -> tuple[str, ...]:

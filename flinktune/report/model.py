@@ -14,14 +14,41 @@ _DEFAULT_COLUMNS = ("channel_throughput", "credit_ceiling", "nic_fair_share", "f
 
 def render_model_text(result: ModelResult, verbose: bool = False, color: bool = False) -> str:
     """The text report; ``verbose`` adds where every input came from, ``color`` bold table headers."""
-    return _render_text(result.version, result.values, result.sources, list(result.notes), result.quantities,
+    text = _render_text(result.version, result.values, result.sources, list(result.notes), result.quantities,
                         result.swept, result.chart, result.show, list(result.origins) if verbose else None,
                         color)
+    if result.parallelism is None:
+        return text
+    return text + "".join(line + "\n" for line in parallelism_lines(result.parallelism))
 
 
 def render_model_json(result: ModelResult) -> str:
-    return _render_json(result.version, result.values, result.sources, list(result.notes), result.quantities,
+    text = _render_json(result.version, result.values, result.sources, list(result.notes), result.quantities,
                         result.swept)
+    if result.parallelism is None:
+        return text
+    import json
+
+    doc = json.loads(text)
+    doc["parallelism"] = result.parallelism.as_dict()
+    return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+
+
+def parallelism_lines(scaling: Any) -> list[str]:
+    """The parallelism what-if (model.scaling.WhatIf) in a few lines."""
+    s = scaling.scaling
+    keyed = f", keyed over {scaling.max_parallelism} key groups" if scaling.keyed else ""
+    out = [f"parallelism what-if: {scaling.target_in_per_s:,.0f} records/s at "
+           f"{scaling.capacity_per_subtask:,.4g} per busy second and subtask, at most "
+           f"{scaling.utilization:.0%} busy{keyed}:"]
+    if scaling.parallelism is not None:
+        keep = "cannot keep up" if (scaling.busiest or 0) > 1 else "keeps up"
+        out.append(f"  at parallelism {scaling.parallelism}: subtasks busy {scaling.busy:.0%} on average, "
+                   f"the busiest {scaling.busiest:.0%} ({keep})")
+    at_needed = (f"; at {s.needed} subtasks about {s.predicted_busy:.0%} busy"
+                 if s.needed and s.predicted_busy is not None and s.verdict != "capped" else "")
+    out.append(f"  {s.verdict}: {s.reason}{at_needed}")
+    return out
 
 
 def format_quantity(value: Any, unit: str) -> str:

@@ -145,6 +145,11 @@ def render_recommendation_text(rec: Recommendation, *, diff: bool = True, color:
         if m.buffer_fill is not None:
             bits.append(f"remote buffers {m.buffer_fill:.0%} full")
         lines.append("  " + "; ".join(bits))
+    advice = rec.measured.parallelism_advice if rec.measured is not None else None
+    if advice is not None and advice.plan is not None:
+        from flinktune.analysis.parallelism import render_lines
+
+        lines.extend(render_lines(advice))
     lines.append("Network memory per TaskManager:")
     lines.extend(_network_lines(rec))
     if rec.barrier_wait_s[0] is not None and rec.measured is not None:
@@ -233,6 +238,11 @@ def _fit_json(fit: Any) -> dict[str, Any] | None:
             "racing_requests": list(fit.racing)}
 
 
+def _parallelism_json(rec: Recommendation) -> dict[str, Any] | None:
+    advice = rec.measured.parallelism_advice if rec.measured is not None else None
+    return advice.as_dict() if advice is not None else None
+
+
 def recommendation_dict(rec: Recommendation) -> dict[str, Any]:
     job = rec.job
     return {
@@ -248,6 +258,7 @@ def recommendation_dict(rec: Recommendation) -> dict[str, Any]:
         "notes": list(rec.notes),
         "withheld": list(rec.withheld),
         "barrier_wait_s": {"before": rec.barrier_wait_s[0], "after": rec.barrier_wait_s[1]},
+        "parallelism": _parallelism_json(rec),
         "network": {"original": _fit_json(rec.original_fit),
                     "original_one_exchange": _fit_json(rec.original_minimum_fit),
                     "original_fails_for_sure": rec.original_fails_for_sure,

@@ -79,6 +79,7 @@ def assert_same_series(spark_rows, local_rows) -> None:  # type: ignore[no-untyp
             "t_last",
             "slots",
             "rate",
+            "tw_mean",
             "rank",
         ):
             if a[field] is None or b[field] is None:
@@ -107,6 +108,26 @@ def test_counter_reset_is_not_a_negative_rate(spark, slots: int) -> None:  # typ
     got = series(spark, rows, slots=slots)[(0, "numRecordsIn")]
     # 1000 before the reset, 1000 after it; the sample right after the reset counts from 0.
     assert got["rate"] == pytest.approx(2000 / 21, rel=0.06)
+
+
+def test_time_weighted_mean_is_not_swayed_by_a_burst_of_samples(spark) -> None:  # type: ignore[no-untyped-def]
+    # busy 100 ms/s for 60 s sampled every 10 s, then 900 ms/s for 10 s sampled every second: the
+    # sample mean leans to the burst, the time-weighted mean does not (the numpy twin agrees).
+    rows = [(t * 1000, 0, "busyTimeMsPerSecond", 100.0) for t in range(0, 60, 10)]
+    rows += [(t * 1000, 0, "busyTimeMsPerSecond", 900.0) for t in range(60, 71)]
+    got = series(spark, rows, slots=7)[(0, "busyTimeMsPerSecond")]
+    assert got["mean"] == pytest.approx((6 * 100 + 11 * 900) / 17)
+    assert 100.0 < got["tw_mean"] < 300.0
+    rows = [(t * 1000, 0, "busyTimeMsPerSecond", float(t % 7)) for t in range(50)]
+    regular = series(spark, rows, slots=6)[(0, "busyTimeMsPerSecond")]
+    assert regular["tw_mean"] == pytest.approx(regular["mean"])
+
+
+def test_a_level_gives_its_growth_not_a_counter_rate(spark) -> None:  # type: ignore[no-untyped-def]
+    # pendingRecords falls and grows again: a counter would read the fall as a reset.
+    values = [500, 400, 300, 350, 450, 600, 800, 1000, 1100, 1200, 1300]
+    got = series(spark, [(t * 2000, 0, "pendingRecords", v) for t, v in enumerate(values)], slots=4)
+    assert got[(0, "pendingRecords")]["rate"] == pytest.approx((1300 - 500) / 20.0)
 
 
 def test_nan_busy_time_is_ignored_not_averaged(spark) -> None:  # type: ignore[no-untyped-def]

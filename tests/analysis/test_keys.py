@@ -29,6 +29,7 @@ def _rows(jobs: tuple[str, ...]) -> list[dict[str, object]]:
                     ("numRecordsOut", 10.0 * t),
                     ("currentInputWatermark", 1.0),  # not read by the analysis
                     ("Parse.numRecordsIn", 3.0),  # operator-scoped: not read
+                    ("Source__Gen.pendingRecords", 200.0 + 2 * t),  # operator-scoped and read: a backlog
                 ):
                     rows.append(
                         {
@@ -62,7 +63,7 @@ def _series(spark, canon) -> dict[tuple[object, ...], dict[str, object]]:  # typ
 
 
 READ = ("backPressuredTimeMsPerSecond", "Shuffle.Netty.Output.Buffers.outPoolUsage", "buffers.outPoolUsage",
-        "numRecordsOut")
+        "numRecordsOut", "Source__Gen.pendingRecords")
 
 
 @pytest.mark.parametrize(("jobs", "only_read"), [(("a1",), False), (("a1", "b2"), False), (("a1",), True)])
@@ -77,7 +78,7 @@ def test_fast_path_equals_row_by_row_path(spark, tmp_path, jobs, only_read) -> N
     assert set(seen.metrics) == set(READ) and seen.unread is not only_read
     fast = _series(spark, load.load_canonical(spark, inputs, load.Filters(), keep_unread=True))
     slow = _series(spark, load.to_canonical(raw, str(folder)))
-    assert fast.keys() == slow.keys() and len(fast) == len(jobs) * 2 * 4
+    assert fast.keys() == slow.keys() and len(fast) == len(jobs) * 2 * 5
     for key, row in fast.items():
         assert row == pytest.approx(slow[key]), key
     # The legacy copy is its own series with a worse rank; the counter became a rate of 10/s.
@@ -86,6 +87,9 @@ def test_fast_path_equals_row_by_row_path(spark, tmp_path, jobs, only_read) -> N
     assert ("outPoolUsage", names.GROUP_RANK["Shuffle.Netty.Output.Buffers."]) in ranks
     rates = [r["rate"] for k, r in fast.items() if k[3] == "numRecordsOut"]
     assert rates and all(r == pytest.approx(10.0) for r in rates)
+    # The backlog (a level): its growth, 2 records/s, under its short name.
+    growth = [r["rate"] for k, r in fast.items() if k[3] == "pendingRecords"]
+    assert growth and all(r == pytest.approx(2.0) for r in growth)
 
 
 def test_one_job_hashes_no_job_column_per_row(spark, tmp_path) -> None:  # type: ignore[no-untyped-def]

@@ -112,3 +112,20 @@ def test_confidence_is_printed_once(spark: object) -> None:
     )
     fta001 = " ".join(lines[start:end])
     assert fta001.count("confidence") == 1, fta001
+
+
+def test_an_unknown_source_in_target_rate_is_one_line(spark: object, tmp_path: Path) -> None:
+    # The source names come from the dump, so this is judged after Spark read it (issue 27): one line
+    # naming the sources there are, exit 2; recommend --write leaves the file as it was.
+    code, out, err = _run(str(SAMPLE.parent), "--target-rate", "Kafka=5000")
+    errors = [line for line in err.splitlines() if line.strip()]
+    assert code == 2 and out == "", out + err
+    assert errors == ["flinktune: error: --target-rate Kafka=5000: no source vertex named 'Kafka' "
+                      "(sources: Source: Gen)"], err
+    config = tmp_path / "flink-conf.yaml"
+    shutil.copy(SAMPLE.parents[2] / "sample_configs" / "legacy-1.x.flink-conf.yaml", config)
+    before = config.read_bytes()
+    result = CliRunner().invoke(app, ["recommend", str(config), "--metrics", str(SAMPLE.parent), "--write",
+                                      "-q", "--target-rate", "Kafka=5000"])
+    assert result.exit_code == 2 and [line for line in result.stderr.splitlines() if line.strip()] == errors
+    assert config.read_bytes() == before and not config.with_name(config.name + ".bak").exists()

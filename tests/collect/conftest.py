@@ -48,7 +48,10 @@ def subtask_metrics(vertex_index: int, subtask: int, *, legacy: bool = True) -> 
         "numBuffersOut": "500",
         "mailboxQueueSize": "3",
         "Source__Gen.numRecordsOut": "77",
+        "accumulateIdleTimeMs": str(5000 * (subtask + 1)),
     }
+    if vertex_index == 0:
+        values["Source__Gen.pendingRecords"] = str(300 + subtask)
     if legacy:
         # <= 1.20 keeps copies under buffers.*; deliberately different so a test sees which one won.
         values["buffers.outPoolUsage"] = "0.111"
@@ -169,7 +172,8 @@ class FakeFlink:
                     "name": job["name"],
                     "state": job["state"],
                     "vertices": [
-                        {"id": v, "name": n, "parallelism": self.rescaled.get(v, p), "status": "RUNNING"}
+                        {"id": v, "name": n, "parallelism": self.rescaled.get(v, p), "maxParallelism": 128,
+                         "status": "RUNNING"}
                         for v, n, p in VERTICES
                     ],
                 }
@@ -198,6 +202,9 @@ class FakeFlink:
                             for i in range(p)
                         ],
                     }
+                if len(parts) == 6 and parts[4:] == ["subtasks", "metrics"] and not query.get("get"):
+                    # The aggregated endpoint without ?get lists the ids the vertex offers.
+                    return 200, [{"id": i} for i in subtask_metrics(vindex, 0, legacy=self.legacy_metrics)]
                 if len(parts) == 7 and parts[4] == "subtasks" and parts[6] == "metrics":
                     if self.fail_metrics_always is not None:
                         return self.fail_metrics_always, {"errors": ["Internal server error."]}

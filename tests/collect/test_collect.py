@@ -79,6 +79,12 @@ def test_writes_canonical_long_dump_plan_and_placement(fake_flink, tmp_path):
     assert one["inPoolUsage"]["host"] == "localhost"
     assert one["inPoolUsage"]["task_name"] == "SinkWork -> Discard: Writer"
     assert one["inPoolUsage"]["job_name"] == "validation-slow-sink"
+    assert one["accumulateIdleTimeMs"]["value"] == 10000.0
+    # An operator-scoped backlog (Source__Gen.pendingRecords) under its short name, sources only.
+    backlog = sorted((r["subtask_index"], r["value"]) for r in rows
+                     if r["metric"] == "pendingRecords" and r["ts"] == rows[0]["ts"])
+    assert backlog == [(0, 300.0), (1, 301.0)]
+    assert {r["vertex_id"] for r in rows if r["metric"] == "pendingRecords"} == {fake_flink.vertices[0][0]}
     source = [
         r
         for r in rows
@@ -90,6 +96,8 @@ def test_writes_canonical_long_dump_plan_and_placement(fake_flink, tmp_path):
     job = json.loads((tmp_path / "dump" / "job.json").read_text())
     assert job["job"]["flink-version"] == "1.20.5"
     assert [s["taskmanager_id"] for s in job["vertices"][0]["subtasks"]] == list(fake_flink.tms)
+    # The key groups: the ceiling of a rescale.
+    assert [v["maxParallelism"] for v in job["vertices"]] == [128, 128]
     assert not (tmp_path / "dump" / "metrics.parts").exists()
 
 
@@ -104,7 +112,9 @@ def test_asks_only_for_catalog_metrics_plus_extras(fake_flink, tmp_path):
         )
     )
     asked = {i for get in fake_flink.metric_gets for i in get}
-    expected = {rid for spec in DEFAULT_METRICS for rid in spec.rest_ids} | {"mailboxQueueSize"}
+    # Plus the source's backlog, found in the vertex's list of metrics under its operator's name.
+    expected = {rid for spec in DEFAULT_METRICS for rid in spec.rest_ids} | {"mailboxQueueSize",
+                                                                            "Source__Gen.pendingRecords"}
     assert asked == expected
     assert "mailboxQueueSize" in {r["metric"] for r in _rows(result.metrics_path)}
 

@@ -147,8 +147,8 @@ def wait_scraped(prom: str, job_id: str, timeout_s: float = 60) -> None:
     raise TimeoutError(f"Prometheus never scraped job {job_id}")
 
 
-def analyze(dump: Path) -> dict:
-    result = cli("analyze", str(dump), "--format", "json", "--no-progress")
+def analyze(dump: Path, *extra: str) -> dict:
+    result = cli("analyze", str(dump), "--format", "json", "--no-progress", *extra)
     if result.returncode not in (0, 1):
         raise RuntimeError(f"analyze {dump} failed ({result.returncode}): {result.stderr[-2000:]}")
     report = json.loads(result.stdout)
@@ -162,6 +162,14 @@ def analyze(dump: Path) -> dict:
                     {"vertex": o["vertex"], "cause": o.get("cause"), "hot_subtask": o.get("hot_subtask")}
                     for o in j.get("origins", [])
                 ],
+                # The rates and the parallelism the stated target needs (test_prometheus compares them).
+                "parallelism": {
+                    v["name"]: {k: v[k] for k in ("method", "input_per_s", "busy", "true_rate_per_subtask",
+                                                  "proposed", "verdict", "reason", "busiest_input_share")}
+                    for v in (j.get("parallelism") or {}).get("vertices", [])
+                },
+                "parallelism_changes": (j.get("parallelism") or {}).get("changes"),
+                "parallelism_blocked": (j.get("parallelism") or {}).get("blocked"),
             }
             for j in report.get("jobs", [])
         ],
@@ -188,7 +196,8 @@ def capture(
 
 
 def run_scenario(
-    cluster: FlinkCluster, jar_id: str, prom: str, work: Path, scenario: str, **args: object
+    cluster: FlinkCluster, jar_id: str, prom: str, work: Path, scenario: str,
+    analyze_args: tuple[str, ...] = (), **args: object
 ) -> dict:
     name = f"flinktune-prom-{scenario}"
     job_id = cluster.submit(jar_id, 4, name=name, **args)
@@ -242,8 +251,8 @@ def run_scenario(
         "end": end,
         "prom_stdout": prom_run.stdout.strip(),
         "prom_stderr": prom_run.stderr.strip(),
-        "rest": analyze(folder / "rest" / "metrics.parquet"),
-        "prom": analyze(folder / "prom" / "metrics.parquet"),
+        "rest": analyze(folder / "rest" / "metrics.parquet", *analyze_args),
+        "prom": analyze(folder / "prom" / "metrics.parquet", *analyze_args),
     }
 
 
@@ -339,11 +348,15 @@ def main() -> int:
             work, [f"{LOOPBACK}:{p}" for p in range(reporter_port, reporter_port + 4)]
         )
         jar_id = cluster.upload_jar(build_jar(home, work))
+        # The slow sink's parallelism for the rate the source offers: the same from both dumps.
         summary["slow-sink"] = run_scenario(
-            cluster, jar_id, prom, work, "slow-sink", rate=20000, sink_pause_us=1000
+            cluster, jar_id, prom, work, "slow-sink", ("--target-rate", "20000"), rate=20000,
+            sink_pause_us=1000,
         )
+        # A hot key: no parallelism helps, and the report says why (test_prometheus.py, issue 27).
         summary["skew"] = run_scenario(
-            cluster, jar_id, prom, work, "skew", rate=4000, agg_pause_us=1000, hot_fraction=0.9
+            cluster, jar_id, prom, work, "skew", ("--target-rate", "4000"), rate=4000, agg_pause_us=1000,
+            hot_fraction=0.9,
         )
         if capture_dir is not None:
             skew = summary["skew"]

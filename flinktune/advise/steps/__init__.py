@@ -7,8 +7,9 @@ before it (``plan.current``) and proposes changes through ``plan.set_option`` / 
 recommendation is one module here plus its tests, and one line in ``ORDER``.
 
 The order matters: values Flink refuses or that are absurd are reset first (nothing else can be
-computed on them); the segment size precedes the counts sized in segments; network memory comes last,
-sized for the buffer settings actually recommended.
+computed on them); the parallelism comes next, so that every later step sizes the rescaled job; the
+segment size precedes the counts sized in segments; network memory comes last, sized for the buffer
+settings actually recommended.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from flinktune.advise.steps import (
     legacy_timeout_keys,
     network_memory,
     overdraft,
+    parallelism,
     removed_keys,
     segment_for_records,
     unaligned,
@@ -33,6 +35,7 @@ ORDER = (
     removed_keys,
     absurd_values,
     legacy_memory,
+    parallelism,
     segment_for_records,
     credits,
     batch_shuffle,

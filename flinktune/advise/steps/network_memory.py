@@ -22,7 +22,7 @@ METRICS = ("network_needed_bytes", "network_available_bytes", "task_heap_bytes")
 
 
 def propose(plan: Plan) -> None:
-    state = plan.current
+    state = plan.sized      # the job as it will run: rescaled when steps/parallelism.py rescaled it
     seg = state.segment_bytes
     demand = state.demand
     memory, error = state.memory_or_error()
@@ -33,12 +33,12 @@ def propose(plan: Plan) -> None:
         return
     streaming = plan.job.workload == "streaming"
     available = memory.network_buffers
-    exact = plan.job.graph is not None
+    exact = plan.sized_job.graph is not None
     # A plan gives the exact demand: keep a margin above it (and room for the pools to grow). A bound
     # is pessimistic already: the file's value stands while it covers the bound's start-up demand,
     # unless an earlier step changed what the buffers need.
-    demand_changed = any(c.proposed_by != "memory-fit" and "network_needed_bytes" in c.metrics
-                         for c in plan.changes)
+    demand_changed = plan.rescaled is not None or any(
+        c.proposed_by != "memory-fit" and "network_needed_bytes" in c.metrics for c in plan.changes)
     if exact or demand_changed:
         accept = available >= math.ceil(demand.required * NETWORK_ACCEPT) and (
             not streaming or available >= demand.target)

@@ -1,6 +1,6 @@
 """``flinktune model``'s reports (a ``ModelResult``): text (``-v``: where every input came from), json,
 markdown (a table to paste into a ticket or a design note: inputs, notes, every quantity with its
-formula; a sweep as one row per point)."""
+formula; a sweep as one row per point; the parallelism what-if as a section)."""
 
 from __future__ import annotations
 
@@ -47,7 +47,7 @@ def markdown(result: Any, how: How) -> str:
         lines += ["| section | quantity | value | formula |", "|---|---|---:|---|"]
         lines += [f"| {q.section} | {q.name} | {fmt(scalar(q.value), q.unit)} | {cell(q.formula)} |"
                   for q in result.quantities.values()]
-        return "\n".join(lines) + "\n"
+        return "\n".join(lines + _parallelism(result)) + "\n"
     name, points = result.swept
     columns = sweep_columns(result)
     units = {c: result.quantities[c].unit for c in columns}
@@ -57,7 +57,18 @@ def markdown(result: Any, how: How) -> str:
     for i, point in enumerate(points):
         row = [fmt(point, PARAM_BY_NAME[name].unit), *(fmt(values[c][i], units[c]) for c in columns)]
         lines.append("| " + " | ".join(row) + " |")
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines + _parallelism(result)) + "\n"
+
+
+def _parallelism(result: Any) -> list[str]:
+    """The parallelism what-if (--capacity) as a section: the text report's lines, as a list."""
+    from flinktune.report.model import parallelism_lines
+
+    if result.parallelism is None:
+        return []
+    first, *rest = parallelism_lines(result.parallelism)
+    return ["", "## Parallelism what-if", "", first[0].upper() + first[1:], "",
+            *(f"- {line.strip()}" for line in rest)]
 
 
 FORMATS = {"text": text, "json": json, "markdown": markdown}

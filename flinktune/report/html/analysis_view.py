@@ -14,10 +14,12 @@ from typing import Any
 
 import numpy as np
 
-from flinktune.analysis.diagnose import POOL_HIGH, JobDiagnosis, Origin
+from flinktune.analysis.diagnose import POOL_HIGH, JobDiagnosis, Origin, job_status
 from flinktune.analysis.facts import BUSY, LEVEL_HIGH, LEVEL_LOW, VertexFacts
 from flinktune.analysis.job import AnalysisResult
+from flinktune.analysis.parallelism import vertex_advice_text
 from flinktune.analysis.plan import JobPlan
+from flinktune.analysis.render import no_headroom_text
 from flinktune.analysis.timeline import JobTimeline, VertexTimeline
 from flinktune.findings import Finding
 from flinktune.report.html import charts
@@ -99,6 +101,15 @@ def answer(job: JobDiagnosis, findings: Sequence[Finding]) -> Answer:
                 "Add the job plan (plan.json) or a longer window and run the analysis again.",
                 "unclear",
             )
+        if job_status(job) == "no-headroom":
+            return Answer(
+                no_headroom_text(job),
+                "No vertex is back-pressured in at least half of the samples after the warm-up, but one "
+                "subtask has almost no idle time left.",
+                "Confidence: high for this window.",
+                "Give it headroom: see the parallelism below (sized for the target utilisation).",
+                "unclear",
+            )
         return Answer(
             "No sustained back pressure: nothing holds this job back.",
             "No vertex is back-pressured in at least half of the samples after the warm-up.",
@@ -121,6 +132,8 @@ def answer(job: JobDiagnosis, findings: Sequence[Finding]) -> Answer:
         else "without a job plan (the busiest vertex that is not back-pressured)."
     )
     action = ACTION_SENTENCE.get(o.cause, "See the findings.").format(**fmt)
+    if o.cause in ("all_busy", "hot_subtask") and job.parallelism is not None:
+        action = action.rstrip(".") + ": " + vertex_advice_text(job.parallelism, o.vertex_key) + "."
     fixes = [f for f in findings if f.fix is not None and f.location.key == o.name and f.fix.value]
     if fixes:
         f = fixes[0]
@@ -472,6 +485,7 @@ def job_view(result: AnalysisResult, job: JobDiagnosis) -> dict[str, Any]:
         "vertices": vertices,
         "meta": meta,
         "notes": list(job.notes),
+        "parallelism": parallelism_view(job),
         "origins": [
             {
                 "name": o.name,
@@ -482,6 +496,38 @@ def job_view(result: AnalysisResult, job: JobDiagnosis) -> dict[str, Any]:
             }
             for o in job.origins
         ],
+    }
+
+
+def _rate(x: float | None) -> str:
+    if x is None:
+        return "-"
+    return f"{x:,.0f}" if x >= 10 else f"{x:.3g}"
+
+
+def parallelism_view(job: JobDiagnosis) -> dict[str, Any] | None:
+    """The parallelism section: rates per vertex and what the target rate needs (analysis/parallelism)."""
+    advice = job.parallelism
+    if advice is None:
+        return None
+    rows = []
+    scaling = {v.vertex_id: v for v in advice.plan.vertices} if advice.plan is not None else {}
+    for r in advice.rates:
+        sc = scaling.get(r.vertex_key)
+        rows.append({
+            "name": r.name, "p": r.parallelism, "in": _rate(r.input_per_s), "busy": pct(r.busy),
+            "rate": _rate(r.true_rate_per_subtask), "method": r.method,
+            "target": _rate(sc.target_in_per_s) if sc else "-",
+            "proposed": ("-" if sc is None else f"{sc.parallelism} → {sc.proposed}" if sc.changed
+                         else str(sc.proposed)),
+            "predicted": pct(sc.predicted_busy) if sc else "-", "verdict": sc.verdict if sc else "-",
+            "reason": sc.reason if sc else "",
+        })
+    return {
+        "targets": [f"{_rate(t.per_s)} records/s at {t.name}: {t.text}" for t in advice.targets],
+        "utilization": pct(advice.plan.target_utilization) if advice.plan is not None else None,
+        "rows": rows, "blocked": advice.blocked, "withheld": advice.withheld,
+        "overrides": advice.overrides or None, "notes": list(advice.notes),
     }
 
 

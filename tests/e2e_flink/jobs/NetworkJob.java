@@ -14,6 +14,8 @@ import org.apache.flink.api.connector.source.util.ratelimit.RateLimiterStrategy;
 import org.apache.flink.api.java.tuple.Tuple2;
 import org.apache.flink.connector.datagen.source.DataGeneratorSource;
 import org.apache.flink.streaming.api.datastream.DataStream;
+import org.apache.flink.streaming.api.datastream.DataStreamSink;
+import org.apache.flink.streaming.api.datastream.SingleOutputStreamOperator;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.streaming.api.functions.KeyedProcessFunction;
 import org.apache.flink.streaming.api.functions.sink.v2.DiscardingSink;
@@ -31,6 +33,8 @@ import org.apache.flink.util.Collector;
  * Arguments: --name NAME --rate RECORDS_PER_S --sink-pause-us N --agg-pause-us N --hot-fraction F
  *            --exchanges 3|1 --checkpoint-ms N (aligned checkpoints every N ms; 0: none)
  *            --payload-bytes N (each record's string payload; 96 by default)
+ *            --agg-parallelism N, --sink-parallelism N (set in the job, as users do: the job's default
+ *            parallelism does not reach them; 0, the default, leaves them at the job's parallelism)
  */
 public class NetworkJob {
 
@@ -123,6 +127,8 @@ public class NetworkJob {
         double hotFraction = Double.parseDouble(params.getOrDefault("hot-fraction", "0"));
         boolean oneExchange = params.getOrDefault("exchanges", "3").equals("1");
         int payloadBytes = Integer.parseInt(params.getOrDefault("payload-bytes", "96"));
+        int aggParallelism = Integer.parseInt(params.getOrDefault("agg-parallelism", "0"));
+        int sinkParallelism = Integer.parseInt(params.getOrDefault("sink-parallelism", "0"));
 
         StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
         long checkpointMs = Long.parseLong(params.getOrDefault("checkpoint-ms", "0"));
@@ -132,7 +138,7 @@ public class NetworkJob {
         DataGeneratorSource<Long> source =
                 new DataGeneratorSource<>(i -> i, Long.MAX_VALUE, RateLimiterStrategy.perSecond(rate), Types.LONG);
         DataStream<Long> generated = env.fromSource(source, WatermarkStrategy.noWatermarks(), "Gen");
-        DataStream<Tuple2<Integer, String>> aggregated = (oneExchange ? generated : generated.rebalance())
+        SingleOutputStreamOperator<Tuple2<Integer, String>> aggregated = (oneExchange ? generated : generated.rebalance())
                 .map(new Parse(hotFraction, payloadBytes))
                 .returns(Types.TUPLE(Types.INT, Types.STRING))
                 .name("Parse")
@@ -140,11 +146,18 @@ public class NetworkJob {
                 .process(new KeyedAgg(aggPause))
                 .returns(Types.TUPLE(Types.INT, Types.STRING))
                 .name("KeyedAgg");
-        (oneExchange ? aggregated : aggregated.rebalance())
+        if (aggParallelism > 0) {
+            aggregated.setParallelism(aggParallelism);
+        }
+        SingleOutputStreamOperator<Integer> work = (oneExchange ? aggregated : aggregated.rebalance())
                 .map(new SinkWork(sinkPause))
-                .name("SinkWork")
-                .sinkTo(new DiscardingSink<>())
-                .name("Discard");
+                .name("SinkWork");
+        DataStreamSink<Integer> sink = work.sinkTo(new DiscardingSink<>()).name("Discard");
+        if (sinkParallelism > 0) {
+            // Both, so that SinkWork and the sink stay one chained vertex.
+            work.setParallelism(sinkParallelism);
+            sink.setParallelism(sinkParallelism);
+        }
         env.execute(name);
     }
 }
