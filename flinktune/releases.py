@@ -62,6 +62,10 @@ GATE_REQUIRED_MAX = Change(
     "blocking gates), exclusive buffers become floating above the cap, and "
     "floating-buffers-per-gate must be at least 1",
     "NSEO, InputGateSpecUtils @M:1.17; FLINK-30473")
+PARALLELISM_OVERRIDES = Change(
+    FlinkVersion(1, 17),
+    "pipeline.jobvertex-parallelism-overrides (JobVertexID:parallelism) applied by the Dispatcher",
+    "PipelineOptions.PARALLELISM_OVERRIDES @M:1.17; FLINK-29501")
 NETWORK_MAX_UNBOUNDED = Change(
     FlinkVersion(1, 17),
     "taskmanager.memory.network.max defaults to unbounded (was 1g)",
@@ -121,9 +125,21 @@ LEGACY_STATE_BACKEND_NAMES = Change(
     FlinkVersion(2, 0),
     "the legacy state backend names (state.backend: jobmanager, filesystem) are gone",
     "StateBackendLoader @M:2.0p; RN 2.0")
+STREAM_GRAPH_SUBMISSION = Change(
+    FlinkVersion(2, 0),
+    "clients submit the StreamGraph: pipeline.jobvertex-parallelism-overrides is ignored for them",
+    "Dispatcher.internalSubmitJob in flink-dist 2.3.0; FLINK-38770 (measured on 2.3 by "
+    "tests/e2e_flink/test_parallelism.py)")
 JAVA_11_MINIMUM = Change(
     FlinkVersion(2, 0),
     "Java 8 support dropped: Java 11 is the oldest runtime",
     "RN 2.0")
+
+# --- 2.3 -------------------------------------------------------------------------------------------
+ADAPTIVE_PARTITIONER = Change(
+    FlinkVersion(2, 3),
+    "taskmanager.network.adaptive-partitioner.enabled: rebalance / rescale to the channel with the least "
+    "backlog",
+    "NettyShuffleEnvironmentOptions @2.3.0 (flinktune/data/flink_options.json); FLIP-339")
 
 CHANGES: tuple[Change, ...] = tuple(value for value in list(globals().values()) if isinstance(value, Change))

@@ -36,11 +36,9 @@ from flinktune.model.scaling import (
     VertexLoad,
     rescale,
 )
+from flinktune.releases import ADAPTIVE_PARTITIONER
 from flinktune.versions import FlinkVersion
 
-# taskmanager.network.adaptive-partitioner.enabled (FLIP-339: rebalance / rescale to the channel with
-# the least backlog): NettyShuffleEnvironmentOptions from 2.3 (flinktune/data/flink_options.json).
-ADAPTIVE_PARTITIONER = FlinkVersion(2, 3)
 # A job that is not back-pressured but has a subtask busy at least this share of the time has no
 # headroom: the next burst back-pressures it (reported instead of "nothing holds this job back").
 NO_HEADROOM_BUSY = 0.9
@@ -246,7 +244,7 @@ def advise_parallelism(vertices: Sequence[VertexFacts], plan: JobPlan | None, or
                          "(its machine, its TaskManager), not a hot key"
                          + ("; Flink 2.3+ can route records away from it: "
                             "taskmanager.network.adaptive-partitioner.enabled: true (FLIP-339)"
-                            if version is not None and version >= ADAPTIVE_PARTITIONER else ""))
+                            if version is not None and ADAPTIVE_PARTITIONER.applies(version) else ""))
     withheld = None
     rough = [t for t in targets if not t.reliable]
     if rough:

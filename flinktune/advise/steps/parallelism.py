@@ -37,14 +37,12 @@ from flinktune.advise.plan import Plan
 from flinktune.advise.state import KEY_PARALLELISM
 from flinktune.change import Applicability
 from flinktune.model import buffers as mb
-from flinktune.versions import FlinkVersion
+from flinktune.releases import PARALLELISM_OVERRIDES, STREAM_GRAPH_SUBMISSION
 
 NAME = "parallelism"
 KEY_OVERRIDES = "pipeline.jobvertex-parallelism-overrides"
 SPEC_JOB_PARALLELISM = "spec.job.parallelism"
 SPEC_REPLICAS = "spec.taskManager.replicas"
-V1_17 = FlinkVersion(1, 17)
-V2_0 = FlinkVersion(2, 0)
 METRICS = ("network_needed_bytes",)
 
 
@@ -142,7 +140,7 @@ def _write(plan: Plan, advice: Any, proposed: dict[str, int], why: str, evidence
                                 "them all", line=spec.parallelism_line, evidence=evidence,
                                 current=str(spec.parallelism), metrics=METRICS))
         return
-    if V1_17 <= plan.version < V2_0:
+    if PARALLELISM_OVERRIDES.applies(plan.version) and not STREAM_GRAPH_SUBMISSION.applies(plan.version):
         merged = parse_overrides(str(plan.values.get(KEY_OVERRIDES) or ""))
         for key, p in proposed.items():
             merged[advice.vertex_ids.get(key, key)] = str(p)
@@ -158,7 +156,7 @@ def _write(plan: Plan, advice: Any, proposed: dict[str, int], why: str, evidence
         return
     reason = (f"Flink {plan.version} applies no per-vertex override to the jobs its clients submit "
               "(pipeline.jobvertex-parallelism-overrides reaches only a submitted JobGraph; 2.x clients "
-              "submit the StreamGraph: FLINK-38770)" if plan.version >= V2_0 else
+              "submit the StreamGraph: FLINK-38770)" if STREAM_GRAPH_SUBMISSION.applies(plan.version) else
               f"Flink {plan.version} has no per-vertex override (pipeline.jobvertex-parallelism-overrides, "
               "1.17+)")
     plan.add(ProposedChange("manual", "setParallelism", _table(advice.changes),
