@@ -17,6 +17,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+from testkit import DUMP_COLUMNS
 from typer.testing import CliRunner
 
 from flinktune.analysis import load
@@ -161,21 +162,21 @@ def write_export(path: Path) -> None:
 def write_canonical(path: Path) -> None:
     with path.open("w", newline="") as fh:
         w = csv.writer(fh)
-        w.writerow(
-            [
-                "ts",
-                "job_id",
-                "job_name",
-                "vertex_id",
-                "task_name",
-                "subtask_index",
-                "tm_id",
-                "metric",
-                "value",
-            ]
-        )
+        w.writerow(DUMP_COLUMNS)
         for _kind, _m, short, vertex, sub, ts, v in _samples():
-            w.writerow([ts, JOB_ID, JOB_NAME, vertex[0], vertex[1], sub, f"tm-{sub}", short, v])
+            row = {
+                "ts": ts,
+                "job_id": JOB_ID,
+                "job_name": JOB_NAME,
+                "vertex_id": vertex[0],
+                "task_name": vertex[1],
+                "subtask_index": sub,
+                "tm_id": f"tm-{sub}",
+                "host": "127.0.0.1",
+                "metric": short,
+                "value": v,
+            }
+            w.writerow([row[c] for c in DUMP_COLUMNS])
 
 
 def write_plan(path: Path) -> None:

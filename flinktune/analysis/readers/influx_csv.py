@@ -174,15 +174,13 @@ def read_files(paths: Sequence[str]) -> tuple[Any, Attempts]:
         for (m, f, tags), points in series.items()
         if wanted(m, f)
     ]
-    out = Columns()
-    attempts = Attempts()
-    add_matrix(out, result, paths[0], attempts=attempts)
-    if not len(out):
+    if not result:
         raise MetricsError("InfluxDB export holds no gauge, counter or meter samples", file=paths[0])
+    out, attempts = Columns(), Attempts()
+    add_matrix(out, result, paths[0], attempts=attempts)
     return out.table(), attempts
 
 
 def read(spark: SparkSession, paths: Sequence[str]) -> DataFrame:
     """The exports as a Spark DataFrame in the long form the loader normalises."""
-    table, _attempts = read_files(paths)
-    return spark.createDataFrame(table)
+    return spark.createDataFrame(read_files(paths)[0])
