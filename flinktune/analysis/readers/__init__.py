@@ -21,7 +21,7 @@ import re
 from types import ModuleType
 
 # Formats found by extension, in folder preference; then formats that claim another's files.
-READERS: tuple[str, ...] = ("parquet", "csv", "jsonlines", "prometheus", "prometheus_range")
+READERS: tuple[str, ...] = ("parquet", "csv", "jsonlines", "prometheus", "prometheus_range", "influx_csv")
 
 
 def modules() -> tuple[ModuleType, ...]:
