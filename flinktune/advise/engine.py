@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import replace
-from typing import Any
+from typing import Any, NamedTuple
 
 from flinktune.advise.change import Effect, ProposedChange, Recommendation
 from flinktune.advise.job import resolve_job
@@ -59,14 +59,21 @@ def _cause_notes(plan: Plan) -> None:
                           "records) or a faster link can.")
 
 
-def recommend(document: ConfigDocument, text: str, version: FlinkVersion, env: Environment | None = None, *,
-              measured: Measured | None = None, plan: dict[str, Any] | None = None,
-              placement: mb.Placement | None = None, catalog: Catalog | None = None,
-              margins: Margins | None = None, situation: Situation | None = None) -> Recommendation:
-    """A coherent, version-aware set of changes for ``document`` (read from ``text``).
+class Started(NamedTuple):
+    """What recommend() starts from: the plan, and the situation and environment it was made from."""
 
-    ``situation``: the resolved Situation (flinktune.situation); resolved here from the other
-    arguments when not given. ``version`` is the version the caller settled on."""
+    plan: Plan
+    situation: Situation
+    environment: Environment
+    assumptions: tuple[Any, ...]
+
+
+def start_plan(document: ConfigDocument, text: str, version: FlinkVersion, env: Environment | None = None, *,
+               measured: Measured | None = None, plan: dict[str, Any] | None = None,
+               placement: mb.Placement | None = None, catalog: Catalog | None = None,
+               margins: Margins | None = None, situation: Situation | None = None) -> Started:
+    """The planner's working copy before any step ran: the situation resolved, the job and the evidence
+    worked out (recommend() runs the steps on it; a test runs one step on it)."""
     catalog = catalog or load_catalog()
     env = env or Environment()
     if situation is None:
@@ -84,6 +91,21 @@ def recommend(document: ConfigDocument, text: str, version: FlinkVersion, env: E
     work = Plan(document, version, catalog, job, spec, measured, evidence, margins or Margins(), overlay,
                 graph_stated=job.exchanges_source != "default",
                 parallelism_source=situation.parallelism.source, job_sources=dict(resolved_env.sources))
+    return Started(work, situation, resolved_env, tuple(assumptions))
+
+
+def recommend(document: ConfigDocument, text: str, version: FlinkVersion, env: Environment | None = None, *,
+              measured: Measured | None = None, plan: dict[str, Any] | None = None,
+              placement: mb.Placement | None = None, catalog: Catalog | None = None,
+              margins: Margins | None = None, situation: Situation | None = None) -> Recommendation:
+    """A coherent, version-aware set of changes for ``document`` (read from ``text``).
+
+    ``situation``: the resolved Situation (flinktune.situation); resolved here from the other
+    arguments when not given. ``version`` is the version the caller settled on."""
+    work, situation, resolved_env, assumptions = start_plan(
+        document, text, version, env, measured=measured, plan=plan, placement=placement, catalog=catalog,
+        margins=margins, situation=situation)
+    job, measured = work.job, work.measured
     _cause_notes(work)
     if BUFFERS_FIXED.applies(version):
         work.notes.append(f"Flink {version} removed buffers-per-channel (fixed 2), floating-buffers-per-gate "
