@@ -31,10 +31,7 @@ from flinktune.model.memory import TaskManagerMemory, derive_taskmanager_memory,
 from flinktune.model.timeout_mode import BufferTimeoutMode, buffer_timeout_mode
 from flinktune.releases import (
     BUFFER_TIMEOUT_SWITCH,
-    BUFFERS_FIXED,
     DEBLOATING,
-    GATE_REQUIRED_MAX,
-    OVERDRAFT_BUFFERS,
 )
 from flinktune.versions import FlinkVersion
 
@@ -157,19 +154,7 @@ class ConfigState:
         def given(key: str) -> int | None:
             return self.eff.integer(key) if self.is_set(key) else None
 
-        tunable = not BUFFERS_FIXED.applies(self.version)
-        overdraft = OVERDRAFT_BUFFERS.applies(self.version)
-        required_max = GATE_REQUIRED_MAX.applies(self.version)
-        return mb.buffer_settings(
-            self.version,
-            buffers_per_channel=given(mb.KEY_BPC) if tunable else None,
-            floating_per_gate=given(mb.KEY_FPG) if tunable else None,
-            max_buffers_per_channel=given(mb.KEY_MAX_PER_CHANNEL) if tunable else None,
-            max_overdraft_per_gate=given(mb.KEY_OVERDRAFT) if tunable and overdraft else None,
-            required_per_gate_max=given(mb.KEY_REQUIRED_MAX) if required_max else None,
-            sort_shuffle_min_parallelism=given(mb.KEY_SORT_MIN_PAR) if tunable else None,
-            sort_shuffle_min_buffers=given(mb.KEY_SORT_MIN_BUF),
-        )
+        return mb.settings_from(self.version, given)
 
     @property
     def timeout(self) -> BufferTimeoutMode:

@@ -19,7 +19,7 @@ No numpy here: the lint path and the rules engine import this module.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from enum import StrEnum
 
 from flinktune.config.record import Record, replace, store
@@ -201,6 +201,23 @@ def buffer_settings(
         max_overdraft_per_gate=overdraft, required_per_gate_max=required_per_gate_max,
         sort_shuffle_min_parallelism=sort_par, sort_shuffle_min_buffers=sort_buffers,
         hybrid_new_mode=HYBRID_TIERED.applies(version) if hybrid_new_mode is None else bool(hybrid_new_mode),
+    )
+
+
+def settings_from(version: FlinkVersion, given: Callable[[str], int | None]) -> BufferSettings:
+    """The buffer settings of a configuration: ``given(key)`` is the file's value of a key or None;
+    only the keys ``version`` reads are asked (the rest: Flink's default or its fixed 2.x value)."""
+    tunable = not BUFFERS_FIXED.applies(version)
+    overdraft, required_max = OVERDRAFT_BUFFERS.applies(version), GATE_REQUIRED_MAX.applies(version)
+    return buffer_settings(
+        version,
+        buffers_per_channel=given(KEY_BPC) if tunable else None,
+        floating_per_gate=given(KEY_FPG) if tunable else None,
+        max_buffers_per_channel=given(KEY_MAX_PER_CHANNEL) if tunable else None,
+        max_overdraft_per_gate=given(KEY_OVERDRAFT) if tunable and overdraft else None,
+        required_per_gate_max=given(KEY_REQUIRED_MAX) if required_max else None,
+        sort_shuffle_min_parallelism=given(KEY_SORT_MIN_PAR) if tunable else None,
+        sort_shuffle_min_buffers=given(KEY_SORT_MIN_BUF),
     )
 
 

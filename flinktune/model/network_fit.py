@@ -26,7 +26,7 @@ from flinktune.model.memory import (
     derive_taskmanager_memory,
     taskmanager_memory_options,
 )
-from flinktune.releases import ADAPTIVE_MAX_FROM_DEFAULT, BUFFERS_FIXED, GATE_REQUIRED_MAX, OVERDRAFT_BUFFERS
+from flinktune.releases import ADAPTIVE_MAX_FROM_DEFAULT
 from flinktune.situation import Situation
 from flinktune.situation.sourced import Sourced
 
@@ -204,18 +204,7 @@ def buffer_settings(situation: Situation) -> mb.BufferSettings:
         except FlinktuneError as error:
             raise ModelInputError(error.message) from None
 
-    tunable = not BUFFERS_FIXED.applies(version)
-    overdraft, required_max = OVERDRAFT_BUFFERS.applies(version), GATE_REQUIRED_MAX.applies(version)
-    return mb.buffer_settings(
-        version,
-        buffers_per_channel=given(mb.KEY_BPC) if tunable else None,
-        floating_per_gate=given(mb.KEY_FPG) if tunable else None,
-        max_buffers_per_channel=given(mb.KEY_MAX_PER_CHANNEL) if tunable else None,
-        max_overdraft_per_gate=given(mb.KEY_OVERDRAFT) if tunable and overdraft else None,
-        required_per_gate_max=given(mb.KEY_REQUIRED_MAX) if required_max else None,
-        sort_shuffle_min_parallelism=given(mb.KEY_SORT_MIN_PAR) if tunable else None,
-        sort_shuffle_min_buffers=given(mb.KEY_SORT_MIN_BUF),
-    )
+    return mb.settings_from(version, given)
 
 
 def _partition_types(situation: Situation) -> list[mb.PartitionType]:
