@@ -424,3 +424,37 @@ def parse_size_bytes(value: str | int | float, *, what: str) -> int:
         return parse_memory_size(value if isinstance(value, int) else str(value)).bytes
     except ValueSyntaxError as error:
         raise ValueSyntaxError(f"{what}: {error.message}") from None
+
+
+# --- how flinktune's reports show a quantity (not Flink's syntax: format_memory / format_duration) ---
+
+_BINARY = (("GiB", _KIB**3), ("MiB", _KIB**2), ("KiB", _KIB))
+_DECIMAL_RATE = (("GB/s", 1e9), ("MB/s", 1e6), ("kB/s", 1e3))
+_TIME = (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6))
+
+
+def readable(value: float | None, unit: str, digits: int = 3) -> str:
+    """A quantity for a person, in every report alike: ``digits`` significant digits, the largest unit
+    that keeps it at least 1 (bytes in KiB/MiB/GiB, rates in kB/s/MB/s/GB/s, times in µs/ms/s; zero
+    seconds are ``0 ms``), whole counts with thousands separators, ``n/a`` and ``unbounded``."""
+    if value is None or value != value:
+        return "n/a"
+    v = float(value)
+    if v in (float("inf"), float("-inf")):
+        return "unbounded" if v > 0 else "-unbounded"
+    if unit == "B":
+        return next((f"{v / size:.{digits}g} {name}" for name, size in _BINARY if abs(v) >= size),
+                    f"{v:.0f} B")
+    if unit == "B/s":
+        return next((f"{v / size:.{digits}g} {name}" for name, size in _DECIMAL_RATE if abs(v) >= size),
+                    f"{v:.{digits}g} B/s")
+    if unit == "s":
+        if v == 0:
+            return "0 ms"
+        return next((f"{v / size:.{digits}g} {name}" for name, size in _TIME if abs(v) >= size),
+                    f"{v * 1e9:.{digits}g} ns")
+    if unit == "%":
+        return f"{v:.{digits}g} %"
+    if unit in ("buffers", "records") and v.is_integer():
+        return f"{v:,.0f}"
+    return f"{v:.{digits}g} {unit}".rstrip()

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 
 from flinktune.config.types import ConfigValue
-from flinktune.units import format_duration, format_memory
+from flinktune.units import format_duration, format_memory, readable
 
 MIB = 1024**2
 NICE_TIMEOUTS_MS = (1, 2, 5, 10, 20, 50, 100)
@@ -25,10 +25,7 @@ def next_pow2(n: float) -> int:
 
 
 def size_text(num_bytes: float) -> str:
-    for unit, size in (("GiB", 1024**3), ("MiB", 1024**2), ("KiB", 1024)):
-        if num_bytes >= size:
-            return f"{num_bytes / size:.3g} {unit}"
-    return f"{num_bytes:.0f} B"
+    return readable(num_bytes, "B")
 
 
 def ms_text(seconds: float) -> str:
@@ -53,7 +50,4 @@ def raw(value: ConfigValue) -> str | None:
 
 
 def rate_text(bytes_per_s: float) -> str:
-    for unit, size in (("GB/s", 1e9), ("MB/s", 1e6), ("kB/s", 1e3)):
-        if bytes_per_s >= size:
-            return f"{bytes_per_s / size:.3g} {unit}"
-    return f"{bytes_per_s:.3g} B/s"
+    return readable(bytes_per_s, "B/s")

@@ -4,24 +4,20 @@ from __future__ import annotations
 
 from flinktune.compare import figures as fg
 from flinktune.compare.value import FigureChange
+from flinktune.units import readable
 
 
 def value_text(value: float | None, unit: str) -> str:
     """A figure's value: shares and usages in percent, rates with thousands separators, seconds
-    and bytes scaled."""
+    and bytes as every report shows them (units.readable)."""
     if value is None:
         return "n/a"
     if unit in ("share", "usage"):
         return f"{value:.0%}" if abs(value) >= 0.01 or value == 0 else f"{value:.1%}"
     if unit == "records/s":
         return f"{value:,.0f} records/s" if abs(value) >= 10 else f"{value:.3g} records/s"
-    if unit == "s":
-        return f"{value * 1000:.3g} ms" if abs(value) < 1 else f"{value:.3g} s"
-    if unit == "B":
-        for name, size in (("GiB", 1024**3), ("MiB", 1024**2), ("KiB", 1024)):
-            if abs(value) >= size:
-                return f"{value / size:.3g} {name}"
-        return f"{value:.0f} B"
+    if unit in ("s", "B"):
+        return readable(value, unit)
     if unit == "ratio":
         return f"{value:.2f}"
     return f"{value:.3g} {unit}".strip()

@@ -52,42 +52,24 @@ def parallelism_lines(scaling: Any) -> list[str]:
 
 
 def format_quantity(value: Any, unit: str) -> str:
+    """A model quantity as the reports show it: units.readable, plus the model's own kinds of value
+    (yes/no, text, an infinite buffer timeout is "off", a factor is "1.5x")."""
     import math
 
     import numpy as np
+
+    from flinktune.units import readable
 
     if isinstance(value, bool | np.bool_):
         return "yes" if value else "no"
     if isinstance(value, str):
         return value
     v = float(value)
-    if math.isnan(v):
-        return "n/a"
-    if math.isinf(v):
-        return ("off" if unit == "s" else "unbounded") if v > 0 else "-inf"
-    if unit == "B":
-        for size, label in ((1024**3, "GiB"), (1024**2, "MiB"), (1024, "KiB")):
-            if abs(v) >= size:
-                return f"{v / size:,.2f} {label}"
-        return f"{v:,.0f} B"
-    if unit == "B/s":
-        for size, label in ((1e9, "GB/s"), (1e6, "MB/s"), (1e3, "kB/s")):
-            if abs(v) >= size:
-                return f"{v / size:,.2f} {label}"
-        return f"{v:,.1f} B/s"
-    if unit == "s":
-        if v == 0:
-            return "0 s"
-        for size, label in ((1.0, "s"), (1e-3, "ms"), (1e-6, "µs")):
-            if abs(v) >= size:
-                return f"{v / size:,.3g} {label}"
-        return f"{v * 1e9:,.3g} ns"
-    if unit == "%":
-        return f"{v:,.1f} %"
-    if unit == "buffers" and v.is_integer():
-        return f"{v:,.0f}"
-    text = f"{v:,.4g}"
-    return f"{text} {unit}".rstrip() if unit not in ("", "x") else (text + ("x" if unit == "x" else ""))
+    if math.isinf(v) and v > 0 and unit == "s":
+        return "off"
+    if unit == "x" and math.isfinite(v):
+        return f"{v:.3g}x"
+    return readable(v, unit)
 
 
 def scalar(value: Any) -> Any:

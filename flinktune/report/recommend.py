@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import math
 import textwrap
 from collections.abc import Sequence
 from typing import Any
@@ -15,33 +14,14 @@ from flinktune.findings import Finding, Severity
 from flinktune.model.network_fit import fit_words
 from flinktune.report.diff import unified_diff
 from flinktune.report.text import bold, in_colour
+from flinktune.units import readable
 
 _ENV_ORDER = ("flink-version", "workload", "parallelism", "slots", "taskmanagers", "exchanges", "rtt",
               "bandwidth", "rate", "record-size", "skew", "latency-target")
 
 
 def format_value(value: float | None, unit: str) -> str:
-    if value is None:
-        return "n/a"
-    if isinstance(value, float) and math.isinf(value):
-        return "unbounded"
-    if unit == "B":
-        for name, size in (("GiB", 1024**3), ("MiB", 1024**2), ("KiB", 1024)):
-            if abs(value) >= size:
-                return f"{value / size:.4g} {name}"
-        return f"{value:.0f} B"
-    if unit == "B/s":
-        for name, size in (("GB/s", 1e9), ("MB/s", 1e6), ("kB/s", 1e3)):
-            if abs(value) >= size:
-                return f"{value / size:.3g} {name}"
-        return f"{value:.3g} B/s"
-    if unit == "s":
-        if value == 0:
-            return "0 ms"
-        if value < 1:
-            return f"{value * 1000:.3g} ms"
-        return f"{value:.3g} s"
-    return f"{value:.4g} {unit}".strip()
+    return readable(value, unit)
 
 
 def _effect_text(effect: Effect) -> str:
