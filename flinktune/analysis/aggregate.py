@@ -79,7 +79,7 @@ def with_job_hash(df: DataFrame, job_key: str | None) -> DataFrame:
 
 def slot_stats(df: DataFrame, origin_ms: int, slot_ms: int, job_key: str | None = None) -> DataFrame:
     """The one big aggregation: per series and time slot. ``job_key``: the dump's one job, when
-    known (load.DumpNames.job_key); its hash is then added after the aggregation instead of
+    known (prescan.DumpNames.job_key); its hash is then added after the aggregation instead of
     being a (constant) grouping key of every row (~4% less aggregation CPU, measured at 5e7)."""
     from pyspark.sql import functions as F
 

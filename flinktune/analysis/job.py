@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from flinktune.analysis import aggregate, load, names
+from flinktune.analysis import aggregate, load, names, prescan
 from flinktune.analysis.diagnose import DEFAULT_SEGMENT_BYTES, JobDiagnosis, build_vertices, diagnose_job
 from flinktune.analysis.facts import bp_level, pivot_subtasks, series_from_rows
 from flinktune.analysis.parallelism import ScalingOptions, advise_parallelism
@@ -113,9 +113,9 @@ def parse_warmup(text: str) -> tuple[float, int | None]:
 @dataclass(frozen=True)
 class PreparedInputs:
     """What pyarrow learns of the inputs before Spark reads them (it runs while the JVM starts):
-    parquet stand-ins for local text files (text_cache.py) and load.prescan's view of the parquet."""
+    parquet stand-ins for local text files (text_cache.py) and prescan.prescan's view of the parquet."""
 
-    prescanned: Mapping[load.InputSet, load.DumpNames | None]
+    prescanned: Mapping[load.InputSet, prescan.DumpNames | None]
     converted: Mapping[load.InputSet, tuple[str, ...]] = field(default_factory=dict)
 
     def parquet_paths(self, inp: load.InputSet) -> tuple[str, ...] | None:
@@ -204,7 +204,7 @@ def _strip(values: dict[int, float], nslots: int, scale: float) -> str:
 
 
 def _slot_rows_bound(
-    inputs: Sequence[load.InputSet], prescanned: Mapping[load.InputSet, load.DumpNames | None], slots: int
+    inputs: Sequence[load.InputSet], prescanned: Mapping[load.InputSet, prescan.DumpNames | None], slots: int
 ) -> int | None:
     """Most rows the slot table can have, from the footers of a single local parquet input."""
     if len(inputs) != 1:
@@ -217,14 +217,14 @@ def _slot_rows_bound(
 
 def prescan_inputs(
     inputs: Sequence[load.InputSet], converted: Mapping[load.InputSet, tuple[str, ...]] | None = None
-) -> dict[load.InputSet, load.DumpNames | None]:
+) -> dict[load.InputSet, prescan.DumpNames | None]:
     """load.prescan for every parquet input and parquet stand-in (pure pyarrow: runs while the JVM
     starts). A file it cannot read is left to the Spark path, which reports it in one line."""
-    out: dict[load.InputSet, load.DumpNames | None] = {}
+    out: dict[load.InputSet, prescan.DumpNames | None] = {}
     for inp in inputs:
         try:
             stand_in = (converted or {}).get(inp)
-            out[inp] = load.prescan(inp if stand_in is None else load.InputSet("parquet", stand_in))
+            out[inp] = prescan.prescan(inp if stand_in is None else load.InputSet("parquet", stand_in))
         except Exception:  # corrupt or odd files: no fast path, Spark's reader says what is wrong
             out[inp] = None
     return out

@@ -290,7 +290,7 @@ def _write(path: str, spec: _Spec, text: frozenset[str], tmp: Path, cancel: thre
     schema = _arrow_types(spec, text)
     numbers = {name: kind for name, kind in spec.numeric if name not in text}
     # Statistics of the number columns only: the time range and the subtask bound come from them
-    # (readers/parquet.py check_parquet, load.prescan); text statistics cost a comparison per value.
+    # (readers/parquet.py check_parquet, prescan.py); text statistics cost a comparison per value.
     stats = [f.name for f in schema if not pa.types.is_string(f.type)]
     with (
         pq.ParquetWriter(tmp, schema, compression="snappy", write_statistics=stats) as writer,

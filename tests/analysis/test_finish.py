@@ -12,7 +12,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from flinktune.analysis import AnalysisOptions, job, load, names, series_local
+from flinktune.analysis import AnalysisOptions, job, load, names, prescan, series_local
 from flinktune.analysis.render import render_json
 
 from .conftest import real_dump, rounded  # type: ignore[import-not-found]
@@ -40,7 +40,7 @@ def _dump(tmp: Path, jobs: int, vertices: int, null_job_rows: bool = False) -> P
 def test_series_bound_counts_the_jobs_vertices_not_all_pairs(tmp_path) -> None:  # type: ignore[no-untyped-def]
     # 20 jobs of 5 vertices each: 100 (job, vertex) pairs, not 21 x 200 name combinations.
     (inp,) = load.resolve_inputs([str(_dump(tmp_path, 20, 5))])
-    seen = load.prescan(inp)
+    seen = prescan.prescan(inp)
     assert seen is not None and seen.job_key is None and seen.rows == 20 * 5 * 3 * 2 * 5
     assert seen.series_bound == 100 * 3 * 2
 
@@ -48,7 +48,7 @@ def test_series_bound_counts_the_jobs_vertices_not_all_pairs(tmp_path) -> None: 
 def test_series_bound_without_pairs_is_the_product(tmp_path) -> None:  # type: ignore[no-untyped-def]
     # A job column with nulls (the key would need the next column): the old, looser bound.
     (inp,) = load.resolve_inputs([str(_dump(tmp_path, 2, 2, null_job_rows=True))])
-    seen = load.prescan(inp)
+    seen = prescan.prescan(inp)
     assert seen is not None and seen.series_bound == (2 + 1) * (4 + 2) * 3 * 2
     assert not seen.unread  # every name in the dump is one the analysis reads
 

@@ -10,7 +10,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from flinktune.analysis import aggregate, load, names
+from flinktune.analysis import aggregate, load, names, prescan
 
 pytestmark = pytest.mark.spark
 
@@ -73,7 +73,7 @@ def test_fast_path_equals_row_by_row_path(spark, tmp_path, jobs, only_read) -> N
     folder = _write(tmp_path, rows)
     inputs = load.resolve_inputs([str(folder)])
     raw = load.read_raw(spark, inputs)[0]
-    seen = load.prescan(inputs[0])
+    seen = prescan.prescan(inputs[0])
     assert seen is not None and seen.job_key == (jobs[0] if len(jobs) == 1 else None)
     assert set(seen.metrics) == set(READ) and seen.unread is not only_read
     fast = _series(spark, load.load_canonical(spark, inputs, load.Filters(), keep_unread=True))
@@ -138,7 +138,7 @@ def test_metric_key_round_trip(spark) -> None:  # type: ignore[no-untyped-def]
     ],
 )
 def test_constant_job_key(jobs, expected) -> None:  # type: ignore[no-untyped-def]
-    assert load._constant_job_key(jobs) == expected
+    assert prescan._constant_job_key(jobs) == expected
 
 
 def test_pick_descriptors_takes_the_greatest_name() -> None:
