@@ -6,6 +6,9 @@ scans once and returns the keyed rows of a small dump (grouped into slots in num
 slots_local.py), the slot table (small enough: summarised in numpy) or one row per series
 (subtask x metric), with the time strip riding along; the subtasks' names come from a small job
 alongside. Raw rows of a large dump never reach the driver.
+
+Over 500 lines: the one job entry (inputs prepared while the JVM starts, one Spark pass, the small
+result finished in Python).
 """
 
 from __future__ import annotations

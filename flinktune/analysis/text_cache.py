@@ -30,6 +30,9 @@ pyarrow's major version, so a changed file is converted again. Written to a temp
 renamed; removed when interrupted (a killed process's leftovers at the next conversion). After each
 conversion, files unused for UNUSED_S go, then the least recently used beyond MAX_BYTES.
 ``FLINKTUNE_TEXT_CACHE=0`` turns it off.
+
+Over 500 lines: the pyarrow conversion must match Spark's CSV and JSON readers row for row; the
+rules for that stay together.
 """
 
 from __future__ import annotations

@@ -13,6 +13,9 @@ Flink's PrometheusReporter exports every task metric as a gauge named ``flink_ta
 
 Standard library HTTP only; no proxies; TLS verified (``--ca-file`` for a private CA).
 Credentials come from an environment variable or a file, never from the command line.
+
+Over 500 lines: the Prometheus pull (query plan, chunking under the 11,000-point limit, retries,
+stop on signal) is one protocol.
 """
 
 from __future__ import annotations

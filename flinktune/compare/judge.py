@@ -3,6 +3,9 @@
 Pure: takes what the analysis returned for each side (the diagnosis and the per-window figures,
 analysis/windows.py) and the checkpoints read beside each dump; the statistics are in stats.py and
 the figures in figures.py. docs/compare.md describes the method for users.
+
+Over 500 lines: every figure compare judges (job and vertex, rates, time shares, checkpoints) with
+its interval, in one place so they are judged alike.
 """
 
 from __future__ import annotations

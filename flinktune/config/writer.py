@@ -23,6 +23,9 @@ every other key its old one, or a ``WriteError`` is raised and nothing is writte
 
 ``write_file_atomic`` writes through a temporary file in the same directory, fsync and
 ``os.replace``, keeping a backup and the file mode.
+
+Over 500 lines: byte-preserving edits for the three formats Flink reads (flat, config.yaml,
+FlinkDeployment) share the line model and the atomic write.
 """
 
 from __future__ import annotations

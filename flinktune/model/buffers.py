@@ -15,6 +15,9 @@ floating=8, max-buffers-per-channel=10, overdraft=20, sort-shuffle.min-paralleli
 notes, FLINK-33750 et al.).
 
 No numpy here: the lint path and the rules engine import this module.
+
+Over 500 lines: the port of Flink's buffer arithmetic (NettyShuffleUtils, InputGateSpecUtils,
+NettyShuffleEnvironmentConfiguration) for every version, one formula per Flink function.
 """
 
 from __future__ import annotations

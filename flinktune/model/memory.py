@@ -15,6 +15,9 @@ Version differences: ``taskmanager.memory.network.max`` defaults to 1g up to 1.1
 and is gone in 2.0 (FLINK-33750). Everything else is identical across 1.13 .. 2.x.
 
 No numpy here: the lint path imports this module.
+
+Over 500 lines: an exact port of Flink's memory utilities (TaskExecutorFlinkMemoryUtils,
+ProcessMemoryUtils), whose checks and messages are Flink's own.
 """
 
 from __future__ import annotations

@@ -5,6 +5,10 @@ the option catalog and the model) and plain arguments, and returns plain data. V
 the language's units: memory in bytes, durations in milliseconds. A function returns ``null``
 when it cannot answer (unset key, unparseable value, derivation refused) so that conditions
 built on it stay false instead of crashing; the value's syntax is another rule's business.
+
+Over 500 lines: it is the language's whole function table (one small entry per function, each with
+its signature and help text), kept in one place so the table and its docs cannot drift; deployment
+and general predicates live in deployment_functions.py and general_functions.py.
 """
 
 from __future__ import annotations

@@ -26,6 +26,9 @@ Units on number literals: memory ``b kb mb gb tb`` (powers of 1024, value in byt
 duration ``ns us ms s min h d`` (value in milliseconds), so ``32kb == 32768`` and
 ``1s == 1000``. ``null`` propagates through arithmetic; ordering comparisons with ``null`` are
 false; division by zero gives ``null``.
+
+Over 500 lines: one closed language (tokenizer, parser, AST and evaluator share its grammar and
+error positions).
 """
 
 from __future__ import annotations

@@ -4,6 +4,9 @@ Placement follows Flink's default slot sharing: subtask i of every vertex shares
 slots fill TaskManagers in order (slot i on TaskManager i // slots_per_tm). Channels between
 subtasks on the same TaskManager are local, all others remote over the TaskManager pair's one
 connection.
+
+Over 500 lines: building and running the simulated network stack and sampling it like a reporter
+share the scenario's state.
 """
 
 from __future__ import annotations

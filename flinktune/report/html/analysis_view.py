@@ -3,6 +3,9 @@
 Levels and thresholds are the analysis' own (flinktune.analysis.facts: the web UI's OK <= 10% <
 LOW <= 50% < HIGH of JobVertexBackPressureHandler; busy from 50%); colours follow the web UI's
 job graph (node.component.ts: back-pressured black, busy red, idle blue).
+
+Over 500 lines: the analysis page's views (graph, heat maps, time series), plain values for one
+template.
 """
 
 from __future__ import annotations

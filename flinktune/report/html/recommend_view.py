@@ -1,6 +1,10 @@
 """Recommendations -> the values the recommend template draws: changes with reasons and
 before/after numbers, and the model's curves behind them (flinktune.model, the same functions
-and inputs the advisor used: advise.state.ConfigState reads each side's settings)."""
+and inputs the advisor used: advise.state.ConfigState reads each side's settings).
+
+Over 500 lines: the recommend page's views (changes, the model's curves, parallelism, lint errors),
+plain values for one template.
+"""
 
 from __future__ import annotations
 
