@@ -162,16 +162,35 @@ def _key_differs_from_default(key: str, version: Any) -> bool:
     return status(version) != status(DEFAULT_VERSION)
 
 
-def _note_inferred(finding: Finding, inferred: str, version: Any, ruleset: Any) -> Finding:
-    """A finding that hangs on a version nobody stated says so, and how to state it."""
+def _key_hangs_on_version(key: str, version: Any) -> bool:
+    """Whether ``key`` means something else (known, deprecated) in some supported version than in
+    ``version``: a finding on it at an assumed version hangs on that assumption."""
+    from flinktune.config.catalog import load_catalog
+    from flinktune.versions import SUPPORTED
+
+    catalog = load_catalog()
+    readers = catalog.versions_with(key)
+    since, _ = catalog.deprecation(key)
+
+    def status(v: Any) -> tuple[bool, bool]:
+        return v in readers, since is not None and since <= v
+
+    return any(status(v) != status(version) for v in SUPPORTED)
+
+
+def _note_version(finding: Finding, source: str, detail: str, version: Any, ruleset: Any) -> Finding:
+    """A finding that hangs on a version nobody stated (inferred from the keys, or flinktune's
+    default) says so, and how to state it."""
     rule = ruleset.get(finding.code) if hasattr(ruleset, "get") else None
     bounded = rule is not None and str(getattr(rule, "versions", "*")).strip() not in ("", "*")
     if not bounded:
         key = finding.location.key
-        if finding.code not in _VERSION_CODES or (key and not _key_differs_from_default(key, version)):
+        hangs = _key_differs_from_default if source == "inferred" else _key_hangs_on_version
+        if finding.code not in _VERSION_CODES or (key and not hangs(key, version)):
             return finding
-
-    note = f" (inferred: {inferred}; state it with `# flinktune: flink-version=` or --flink-version)"
+    said = (f"inferred: {detail}" if source == "inferred"
+            else f"judged at Flink {version}, the default: nothing names the file's version")
+    note = f" ({said}; state it with `# flinktune: flink-version=` or --flink-version)"
     return replace(finding, message=finding.message + note)
 
 
@@ -248,8 +267,9 @@ def _lint_documents(outcome: _FileOutcome, documents: list[ConfigDocument], text
                 path, f"internal error while checking ({type(error).__name__}: {error}); "
                       "please report it (FLINKTUNE_DEBUG=1 shows the traceback)"))
             found = []
-        if situation.version.source == "inferred":
-            found = [_note_inferred(finding, situation.version.detail, version, ruleset) for finding in found]
+        if situation.version.source in ("inferred", "default"):
+            source, detail = situation.version.source, situation.version.detail
+            found = [_note_version(finding, source, detail, version, ruleset) for finding in found]
         outcome.documents.append((document, found))
         raw_all.extend(found)
     result = apply_suppressions(raw_all, directives, path)
