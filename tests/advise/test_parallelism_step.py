@@ -101,6 +101,12 @@ def test_too_few_slots_for_the_rescaled_job_is_fixed_by_hand() -> None:
     assert tms.action == "manual" and (tms.current, tms.value) == ("2", "3")
     assert "needs 7 slots" in tms.why and "slot.request.timeout" in tms.why
     assert rec.final_fit is not None and rec.final_fit.fits
+    # Do no harm: the override alone would leave the job waiting for slots, so --write does not write
+    # it; it is shown, with its value, to set together with the TaskManagers.
+    override = next(c for c in rec.changes if c.key == "pipeline.jobvertex-parallelism-overrides")
+    assert override.action == "manual" and override.value == f"{AGG}:7"
+    assert "together with the TaskManagers" in override.why
+    assert "pipeline.jobvertex-parallelism-overrides" not in rec.new_text
 
 
 def test_existing_overrides_of_other_vertices_are_kept() -> None:

@@ -104,11 +104,25 @@ def _written(config: Path, key: str) -> str | None:
     return None
 
 
+def _overrides(rec: dict[str, Any], config: Path) -> str | None:
+    """The overrides recommend gave: written into the file, or (when the rescaled job needs TaskManagers
+    that only a change by hand gives) shown to set together with them."""
+    shown = next((c["recommended"] for c in rec["changes"] if c["key"] == OVERRIDES
+                  and c["action"] == "manual"), None)
+    return _written(config, OVERRIDES) or shown
+
+
+def _taskmanagers(rec: dict[str, Any], running: int) -> int:
+    """As many TaskManagers as recommend said to run (a change by hand), else the ones running."""
+    return next((int(c["recommended"]) for c in rec["changes"] if c["key"] == "TaskManagers"), running)
+
+
 def _after(cluster: Any, jar_id: str, config: Path, slots: int, taskmanagers: int, name: str,
-           **args: Any) -> dict[str, dict]:
-    """Rerun on the written config (and as many TaskManagers as recommended); per-vertex shares of time."""
+           overrides: str | None = None, **args: Any) -> dict[str, dict]:
+    """Rerun on the written config, the overrides recommend gave and as many TaskManagers as it said;
+    per-vertex shares of time."""
     cluster.use_taskmanagers_with_file(config, slots, count=taskmanagers)
-    job_id = _submit(cluster, jar_id, name, _written(config, OVERRIDES), **args)   # none on 2.x
+    job_id = _submit(cluster, jar_id, name, overrides, **args)   # none on 2.x
     try:
         cluster.wait_running(job_id, timeout_s=120)
         waited_s = _start_up_drained(cluster, job_id)
@@ -188,8 +202,9 @@ def _one_slow_vertex(cluster: Any, jar_id: str, cli: Any, folder: Path, version:
     # 19 of 128); the measured rate moves with the machine's load.
     assert changes[0]["from"] == 2 and 5 <= changes[0]["to"] <= 9, changes
     assert _vertex(rec, "Parse")["backpressured"] > 0.5          # the old origin's upstream, before
+    overrides = _overrides(rec, config)
     if version.startswith("1."):
-        assert _written(config, OVERRIDES) == f"{changes[0]['vertex_id']}:{changes[0]['to']}"
+        assert overrides == f"{changes[0]['vertex_id']}:{changes[0]['to']}"
     else:
         # 2.x ignores the overrides (its clients submit the StreamGraph: FLINK-38770): the job code sets
         # it, and the rerun does, with the number recommend gave.
@@ -197,7 +212,8 @@ def _one_slow_vertex(cluster: Any, jar_id: str, cli: Any, folder: Path, version:
         assert manual["action"] == "manual" and manual["recommended"] == f"KeyedAgg 2 -> {changes[0]['to']}"
         assert _written(config, OVERRIDES) is None
         args = {**args, "agg_parallelism": changes[0]["to"]}
-    after = _after(cluster, jar_id, config, 4, 2, "parallelism-one-after", **args)
+    after = _after(cluster, jar_id, config, 4, _taskmanagers(rec, 2), "parallelism-one-after", overrides,
+                   **args)
     print(_summary(f"closed loop, one slow vertex, Flink {version}", rec, after))
     assert after["KeyedAgg"]["p"] == changes[0]["to"]
     assert after["Parse"]["backpressured"] <= 0.1, after        # no back pressure at the old origin
@@ -236,12 +252,17 @@ def test_two_vertices_at_once_with_their_buffers_and_slots(flink_cluster, jar_id
     largest = max(c["to"] for c in changes.values())
     tms = by_key["TaskManagers"]
     assert largest > 2 * 3 and tms["action"] == "manual" and int(tms["recommended"]) == -(-largest // 3), tms
+    # Do no harm: without the TaskManagers (a change by hand) the overrides would leave the job waiting
+    # for slots, so --write shows them beside the TaskManagers instead of writing them.
+    assert by_key[OVERRIDES]["action"] == "manual" and _written(config, OVERRIDES) is None
+    overrides = _overrides(rec, config)
     # Control: the rescale alone, on as many TaskManagers but the memory the file had (its backup), is
     # refused by Flink: the network memory is part of the proposal, not decoration.
     failed = _rescaled_on(flink_cluster, jar_id, config.with_name(config.name + ".bak"), 3,
-                          int(tms["recommended"]), _written(config, OVERRIDES), **args)
+                          int(tms["recommended"]), overrides, **args)
     assert "Insufficient number of network buffers" in failed, failed[:600]
-    after = _after(flink_cluster, jar_id, config, 3, int(tms["recommended"]), "parallelism-two-after", **args)
+    after = _after(flink_cluster, jar_id, config, 3, int(tms["recommended"]), "parallelism-two-after",
+                   overrides, **args)
     print(_summary("closed loop, two slow vertices (network memory and a TaskManager more)", rec, after))
     assert after["Parse"]["backpressured"] <= 0.1 and after["KeyedAgg"]["backpressured"] <= 0.1, after
     assert after["SinkWork"]["records_in_per_s"] >= SUSTAINED * RATE, after

@@ -120,17 +120,31 @@ def propose(plan: Plan) -> None:
     why = (f"{_table(changes)}: each vertex sized for the target rate at "
            f"{advice.plan.target_utilization:.0%} busy from its true processing rate, walking the graph "
            "downstream (the next bottleneck in the same step)")
-    _write(plan, advice, proposed, why, evidence)
     # The rescaled job is what the later steps size (network buffers) and what the slots must hold.
     job = plan.job
     graph = _rescaled_graph(job.graph, {advice.vertex_ids.get(k, k): p for k, p in proposed.items()})
     largest = max([job.parallelism, *proposed.values()]) if graph is None else max(
         v.parallelism for v in graph.vertices)
+    _write(plan, advice, proposed, why, evidence, slots_by_hand=_slots_by_hand(plan, largest, job))
     plan.rescaled = replace(job, graph=graph, parallelism=largest, placement=None)
     _slots(plan, largest, job)
 
 
-def _write(plan: Plan, advice: Any, proposed: dict[str, int], why: str, evidence: tuple[str, ...]) -> None:
+def _slots_by_hand(plan: Plan, needed: int, before: Any) -> bool:
+    """The rescaled job needs more slots than the TaskManagers that run give, and only a change made by
+    hand (more TaskManagers) gives them: a parallelism written alone would leave the job waiting for
+    slots until slot.request.timeout fails it."""
+    have = before.taskmanagers * before.slots
+    if needed <= have or plan.job_sources.get("taskmanagers", "derived") == "derived":
+        return False
+    # On a FlinkDeployment the operator starts them, or spec.taskManager.replicas is written beside it.
+    spec = plan.spec
+    return not (spec.kind == "FlinkDeployment"
+                and (spec.mode != "standalone" or spec.taskmanager_replicas is not None))
+
+
+def _write(plan: Plan, advice: Any, proposed: dict[str, int], why: str, evidence: tuple[str, ...],
+           slots_by_hand: bool = False) -> None:
     spec = plan.spec
     one = _one_parallelism(advice)
     if (spec.kind == "FlinkDeployment" and spec.parallelism is not None and one is not None
@@ -145,9 +159,16 @@ def _write(plan: Plan, advice: Any, proposed: dict[str, int], why: str, evidence
         for key, p in proposed.items():
             merged[advice.vertex_ids.get(key, key)] = str(p)
         value = ",".join(f"{k}:{v}" for k, v in merged.items())
-        plan.set_option(KEY_OVERRIDES, value,
-                        why + "; the Dispatcher applies it to the job's vertices by id (also over a "
-                        "parallelism the job code sets)", METRICS, evidence)
+        why += ("; the Dispatcher applies it to the job's vertices by id (also over a parallelism the job "
+                "code sets)")
+        if slots_by_hand:
+            # Do no harm: --write never leaves a file that fails the job without the hand-made change.
+            plan.add(ProposedChange("manual", KEY_OVERRIDES, value, applicability=Applicability.MANUAL,
+                                    why=why + "; set it together with the TaskManagers below, not before: "
+                                    "alone it leaves the job waiting for slots", evidence=evidence,
+                                    current=str(plan.values.get(KEY_OVERRIDES) or "") or None))
+            return
+        plan.set_option(KEY_OVERRIDES, value, why, METRICS, evidence)
         return
     if one is not None and all(r.parallelism == plan.job.parallelism for r in advice.rates):
         plan.set_option(KEY_PARALLELISM, str(one),
