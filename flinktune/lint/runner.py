@@ -146,11 +146,10 @@ def _situation(document: ConfigDocument, text: str, directives: Directives, opti
 _VERSION_CODES = frozenset({"FTC001", "FTC002", "FTC003", "FTC004", "FTC005", "FTC006", "FTC007", "FTC020"})
 
 
-def _key_differs_from_default(key: str, version: Any) -> bool:
-    """Whether ``key`` means something else (known, deprecated) in ``version`` than in the default
-    version, i.e. whether a finding on it hangs on the inferred version."""
+def _key_means_else(key: str, version: Any, others: Any) -> bool:
+    """Whether ``key`` means something else (known, deprecated) in any of ``others`` than in
+    ``version``: a finding on it at a version nobody stated hangs on that version."""
     from flinktune.config.catalog import load_catalog
-    from flinktune.versions import DEFAULT_VERSION
 
     catalog = load_catalog()
     readers = catalog.versions_with(key)
@@ -159,23 +158,7 @@ def _key_differs_from_default(key: str, version: Any) -> bool:
     def status(v: Any) -> tuple[bool, bool]:
         return v in readers, since is not None and since <= v
 
-    return status(version) != status(DEFAULT_VERSION)
-
-
-def _key_hangs_on_version(key: str, version: Any) -> bool:
-    """Whether ``key`` means something else (known, deprecated) in some supported version than in
-    ``version``: a finding on it at an assumed version hangs on that assumption."""
-    from flinktune.config.catalog import load_catalog
-    from flinktune.versions import SUPPORTED
-
-    catalog = load_catalog()
-    readers = catalog.versions_with(key)
-    since, _ = catalog.deprecation(key)
-
-    def status(v: Any) -> tuple[bool, bool]:
-        return v in readers, since is not None and since <= v
-
-    return any(status(v) != status(version) for v in SUPPORTED)
+    return any(status(v) != status(version) for v in others)
 
 
 def _note_version(finding: Finding, source: str, detail: str, version: Any, ruleset: Any) -> Finding:
@@ -184,9 +167,12 @@ def _note_version(finding: Finding, source: str, detail: str, version: Any, rule
     rule = ruleset.get(finding.code) if hasattr(ruleset, "get") else None
     bounded = rule is not None and str(getattr(rule, "versions", "*")).strip() not in ("", "*")
     if not bounded:
+        from flinktune.versions import DEFAULT_VERSION, SUPPORTED
+
         key = finding.location.key
-        hangs = _key_differs_from_default if source == "inferred" else _key_hangs_on_version
-        if finding.code not in _VERSION_CODES or (key and not hangs(key, version)):
+        # inferred: against the default it would otherwise have had; the default: against any version
+        others = (DEFAULT_VERSION,) if source == "inferred" else SUPPORTED
+        if finding.code not in _VERSION_CODES or (key and not _key_means_else(key, version, others)):
             return finding
     said = (f"inferred: {detail}" if source == "inferred"
             else f"judged at Flink {version}, the default: nothing names the file's version")
