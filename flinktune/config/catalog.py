@@ -138,6 +138,26 @@ class _Family(Record):
     def regex(self) -> re.Pattern[str]:
         return _pattern_regex(self.pattern)
 
+    def matches(self, key: str) -> bool:
+        return _pattern_matches(self.pattern, key)
+
+
+@functools.cache
+def _affixes(pattern: str) -> tuple[str, str]:
+    """The literal text before a pattern's first placeholder or '*' and after its last one."""
+    starts = [i for i in (pattern.find("<"), pattern.find("*")) if i >= 0]
+    ends = [i for i in (pattern.rfind(">"), pattern.rfind("*")) if i >= 0]
+    return pattern[:min(starts, default=len(pattern))], pattern[max(ends, default=len(pattern) - 1) + 1:]
+
+
+def _pattern_matches(pattern: str, key: str) -> bool:
+    """``key`` fits the option pattern; a key without the pattern's literal prefix and suffix cannot, and
+    is turned away before the pattern's regex is compiled (a lint meets ~100 patterns, matches few)."""
+    prefix, suffix = _affixes(pattern)
+    if not (key.startswith(prefix) and key.endswith(suffix)):
+        return False
+    return _pattern_regex(pattern).fullmatch(key) is not None
+
 
 @functools.cache
 def _pattern_regex(pattern: str) -> re.Pattern[str]:
@@ -268,15 +288,14 @@ class Catalog:
         return result
 
     @functools.cached_property
-    def _templates(self) -> tuple[tuple[str, re.Pattern[str], int], ...]:
+    def _templates(self) -> tuple[str, ...]:
         """Templated option keys, most specific first; ones ending in a placeholder are families."""
         found = []
         for key in self._options:
             if "<" in key and not _PLACEHOLDER.search(key.rsplit(".", 1)[-1]):
-                literal = len(_PLACEHOLDER.sub("", key))
-                found.append((key, _pattern_regex(key), literal))
-        found.sort(key=lambda item: -item[2])
-        return tuple(found)
+                found.append((key, len(_PLACEHOLDER.sub("", key))))
+        found.sort(key=lambda item: -item[1])
+        return tuple(key for key, _ in found)
 
     # ------------------------------------------------------------------ lookup
 
@@ -323,7 +342,7 @@ class Catalog:
         known = self._known_indexes(key)
         template = None
         if not known:
-            template = next((t for t, regex, _ in self._templates if regex.fullmatch(key)), None)
+            template = next((t for t in self._templates if _pattern_matches(t, key)), None)
             if template is not None:
                 known = self._known_indexes(template)
         lookup_key = template or key
@@ -400,12 +419,12 @@ class Catalog:
 
     def _family(self, key: str, version: FlinkVersion) -> str | None:
         for family in self._families:
-            if family.regex.fullmatch(key):
+            if family.matches(key):
                 return family.reason
         # A Map option also accepts its entries as prefixed keys (`<option>.<k>: v`), and an
         # option template ending in a placeholder accepts any parameter name.
         for candidate in self._map_and_open_templates(version):
-            if candidate.regex.fullmatch(key):
+            if candidate.matches(key):
                 return candidate.reason
         return None
 
@@ -482,14 +501,26 @@ class Catalog:
         pool: dict[str, str] = {key.lower(): key for key in closest}
         ranked = _close_matches(wanted, sorted(pool), limit, 0.6)
         if not ranked:
-            everything = {k.lower(): k for k in self._suggestable(version) if k.lower() != wanted}
+            everything = dict(self._lowered(version))
+            everything.pop(wanted, None)
             pool.update(everything)
             ranked = _close_matches(wanted, sorted(everything), limit, 0.75)
         found = [pool[k] for k in ranked]
         if not found:
-            # A wrong or extra segment (`taskmanager.memory.network.size`): share most segments.
-            found = self._segment_matches(wanted, sorted(pool.values()), limit)
+            # A wrong or extra segment (`taskmanager.memory.network.size`): share most segments. Only
+            # keys that share one can score, so only those are scored.
+            sharing = {key for segment in set(wanted.split(".")) for key in by_segment.get(segment, ())
+                       if pool.get(key.lower()) == key}
+            found = self._segment_matches(wanted, sorted(sharing), limit)
         return found[:limit]
+
+    def _lowered(self, version: FlinkVersion) -> dict[str, str]:
+        """Every key of ``version`` that can be suggested, in lower case -> as Flink spells it."""
+        cache_key = ("<lowered>", version)
+        cached = self._cache.get(cache_key)
+        if cached is None:
+            cached = self._cache[cache_key] = {k.lower(): k for k in self._suggestable(version)}
+        return cached  # type: ignore[no-any-return]
 
     def _suggestable(self, version: FlinkVersion) -> list[str]:
         keys = [k for k in self.option_keys(version) if "<" not in k]

@@ -20,8 +20,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 import yaml
+from yaml.composer import Composer
 from yaml.events import AliasEvent
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+from yaml.resolver import BaseResolver
 
 from flinktune.config.textio import line_of_index
 from flinktune.config.types import ConfigDocument, ConfigEntry, ConfigFormat, ConfigIssue, ConfigValue
@@ -47,25 +49,16 @@ _FLOAT = re.compile(r"^(?:[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]
 _NULL = re.compile(r"^(?:~|null|Null|NULL|)$")
 
 
-class FlinkYamlLoader(yaml.SafeLoader):
-    """PyYAML's pure-Python composer with YAML 1.2 core resolvers and resource bounds.
+class _Bounded:
+    """The resource bounds of composing (a mixin before PyYAML's Composer)."""
 
-    Only ``compose`` is used: scalars are converted by :func:`scalar_value`, never by PyYAML's
-    1.1 constructors. The pure-Python loader is used (not libyaml) because its marks are
-    character offsets into the text, which the writer edits in place.
-    """
+    _depth = 0
+    _collection_aliases = 0
 
-    yaml_implicit_resolvers: dict = {}  # noqa: RUF012 - PyYAML's class-level registry
-
-    def __init__(self, stream: str) -> None:
-        super().__init__(stream)
-        self._depth = 0
-        self._collection_aliases = 0
-
-    def compose_node(self, parent, index):  # type: ignore[override]
-        if self.check_event(AliasEvent):
-            event = self.peek_event()
-            target = self.anchors.get(event.anchor)
+    def compose_node(self, parent, index):  # type: ignore[no-untyped-def]
+        if self.check_event(AliasEvent):  # type: ignore[attr-defined]
+            event = self.peek_event()  # type: ignore[attr-defined]
+            target = self.anchors.get(event.anchor)  # type: ignore[attr-defined]
             if isinstance(target, MappingNode | SequenceNode):
                 self._collection_aliases += 1
                 if self._collection_aliases > MAX_COLLECTION_ALIASES:
@@ -76,17 +69,83 @@ class FlinkYamlLoader(yaml.SafeLoader):
         self._depth += 1
         if self._depth > MAX_DEPTH:
             raise ConfigError(f"YAML is nested more than {MAX_DEPTH} levels deep",
-                              line=self.peek_event().start_mark.line + 1)
+                              line=self.peek_event().start_mark.line + 1)  # type: ignore[attr-defined]
         try:
-            return super().compose_node(parent, index)
+            return super().compose_node(parent, index)  # type: ignore[misc]
         finally:
             self._depth -= 1
+
+
+class FlinkYamlLoader(_Bounded, yaml.SafeLoader):
+    """PyYAML's pure-Python composer with YAML 1.2 core resolvers and resource bounds.
+
+    Only ``compose`` is used: scalars are converted by :func:`scalar_value`, never by PyYAML's
+    1.1 constructors. Its marks are character offsets into the text, which the writer edits in place.
+    """
+
+    yaml_implicit_resolvers: dict = {}  # noqa: RUF012 - PyYAML's class-level registry
 
 
 FlinkYamlLoader.add_implicit_resolver(BOOL_TAG, _BOOL, list("tTfF"))
 FlinkYamlLoader.add_implicit_resolver(INT_TAG, _INT, list("-+0123456789"))
 FlinkYamlLoader.add_implicit_resolver(FLOAT_TAG, _FLOAT, list("-+0123456789."))
 FlinkYamlLoader.add_implicit_resolver(NULL_TAG, _NULL, ["~", "n", "N", ""])
+
+try:
+    from yaml._yaml import CParser
+except ImportError:               # PyYAML built without libyaml: the pure-Python loader does it all
+    CParser = None
+
+if CParser is not None:
+    class _LibyamlLoader(_Bounded, Composer, CParser, BaseResolver):  # type: ignore[misc,valid-type]
+        """libyaml's scanner and parser under the same Python composer, resolvers and bounds: ten
+        times faster on manifests. Its marks are the same character offsets, lines and columns; a
+        plain scalar's style is '' where PyYAML's is None (set back below)."""
+
+        yaml_implicit_resolvers = FlinkYamlLoader.yaml_implicit_resolvers
+
+        def __init__(self, stream: str) -> None:
+            CParser.__init__(self, stream)
+            Composer.__init__(self)
+            BaseResolver.__init__(self)
+
+        empty_plain = False       # an empty plain scalar was composed (see _compose_fast)
+
+        def compose_scalar_node(self, anchor):  # type: ignore[no-untyped-def]
+            node = super().compose_scalar_node(anchor)
+            if node.style == "":
+                node.style = None
+                if not node.value:
+                    self.empty_plain = True
+            return node
+
+
+def _compose_fast(text: str) -> list[Node] | None:
+    """The documents as libyaml reads them, or None to leave the text to the pure-Python loader: where
+    libyaml is missing, where it finds a problem (the message must be PyYAML's), and for text on which
+    the two may differ: a NUL ends libyaml's input; PyYAML refuses a tab after a colon and a '?' inside
+    a plain scalar in a flow collection, where libyaml allows them; with a '?' key they mark the empty
+    value on different lines, and an empty value in a flow collection one character apart)."""
+    if CParser is None or "\x00" in text or "\t" in text or "?" in text:
+        return None
+    loader = None
+    try:
+        loader = _LibyamlLoader(text)
+        docs: list[Node] = []
+        while loader.check_node():
+            node = loader.get_node()
+            if node is not None:
+                docs.append(node)
+        if loader.empty_plain and ("{" in text or "[" in text):
+            return None
+        return docs
+    except ConfigError:
+        raise
+    except Exception:             # a YAML error, a surrogate libyaml cannot encode: PyYAML says what
+        return None
+    finally:
+        if loader is not None:
+            loader.dispose()
 
 
 def resolve_plain(text: str) -> ConfigValue:
@@ -304,12 +363,16 @@ def compose_documents(text: str, *, file: str, first_line: int = 1) -> list[Node
         return list(cached)
     loader: FlinkYamlLoader | None = None
     try:
-        loader = FlinkYamlLoader(text)
-        docs: list[Node] = []
-        while loader.check_node():
-            node = loader.get_node()
-            if node is not None:
-                docs.append(node)
+        fast = _compose_fast(text)
+        if fast is not None:
+            docs = fast
+        else:
+            loader = FlinkYamlLoader(text)
+            docs = []
+            while loader.check_node():
+                node = loader.get_node()
+                if node is not None:
+                    docs.append(node)
         if len(_COMPOSED) >= _COMPOSED_MAX:
             _COMPOSED.pop(next(iter(_COMPOSED)))
         _COMPOSED[text] = tuple(docs)

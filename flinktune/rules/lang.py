@@ -329,7 +329,8 @@ class Condition(_Frozen):
     def root(self) -> Node:
         root = self._root
         if root is None:
-            root = parse(self.source).root
+            encoded = _PARSED.get(self.source)
+            root = parse(self.source).root if encoded is None else decode_tree(encoded)
             _set(self, "_root", root)
         return root
 
@@ -339,6 +340,61 @@ class Condition(_Frozen):
 
     def functions(self) -> frozenset[str]:
         return frozenset(_walk_calls(self.root))
+
+
+# ---------------------------------------------------------------------------------------------
+# Trees as plain tuples: the bundled rules' expressions ship parsed (flinktune/data/bundled_rules.trees,
+# tools/rules/build_bundled_data.py), since building a tree from tuples is several times quicker than
+# parsing its text, and a lint of one file otherwise spends a tenth of its time parsing.
+
+# Per node type: its tag, and how each field after ``pos`` is held: "n" a node, "t" a tuple of
+# nodes, "o" a node or None, "v" a plain value.
+_SHAPES: dict[type, tuple[int, str]] = {}
+_BY_TAG: dict[int, tuple[type, str]] = {}
+# source text -> encoded tree, for the expressions whose parsed form shipped (see use_parsed_trees).
+_PARSED: dict[str, tuple[object, ...]] = {}
+
+
+def _register_shapes() -> None:
+    shapes = ((Literal, "v"), (Name, "v"), (Attr, "nv"), (Index, "nn"), (ListExpr, "t"), (Unary, "vn"),
+              (Binary, "vnn"), (BoolOp, "vt"), (Comprehension, "nvno"), (Call, "vt"))
+    for tag, (cls, shape) in enumerate(shapes):
+        _SHAPES[cls] = (tag, shape)
+        _BY_TAG[tag] = (cls, shape)
+
+
+def encode_tree(node: Node) -> tuple[object, ...]:
+    """``node`` as nested tuples of plain values (marshal-able); ``decode_tree`` inverts it."""
+    tag, shape = _SHAPES[type(node)]
+    out: list[object] = [tag, node.pos]
+    for kind, name in zip(shape, node._fields[1:], strict=True):
+        value = getattr(node, name)
+        if kind == "n" or (kind == "o" and value is not None):
+            value = encode_tree(value)
+        elif kind == "t":
+            value = tuple(encode_tree(item) for item in value)
+        out.append(value)
+    return tuple(out)
+
+
+def decode_tree(encoded: tuple[object, ...]) -> Node:
+    cls, shape = _BY_TAG[encoded[0]]  # type: ignore[index]
+    args: list[object] = [encoded[1]]
+    for kind, value in zip(shape, encoded[2:], strict=True):
+        if kind == "n" or (kind == "o" and value is not None):
+            value = decode_tree(value)  # type: ignore[arg-type]
+        elif kind == "t":
+            value = tuple(decode_tree(item) for item in value)  # type: ignore[union-attr]
+        args.append(value)
+    return cls(*args)  # type: ignore[no-any-return]
+
+
+def use_parsed_trees(trees: Mapping[str, tuple[object, ...]]) -> None:
+    """Take these expressions' trees (source text -> ``encode_tree``) instead of parsing them."""
+    _PARSED.update(trees)
+
+
+_register_shapes()
 
 
 def _children(node: Node) -> tuple[Node, ...]:

@@ -407,6 +407,56 @@ def build_shipped_data() -> dict[str, Any]:
     return {"schema": shipped_schema_digest(), "files": files}
 
 
+# The bundled rules' expressions, parsed (flinktune/data/bundled_rules.trees, written with the data
+# above): used while the parser (lang.py) is the one that wrote them.
+TREES_FILE = _HERE.parent / "data" / "bundled_rules.trees"
+_trees_loaded = False
+
+
+def _parser_digest() -> str:
+    try:
+        return sha256((_HERE / "lang.py").read_bytes()).hexdigest()
+    except OSError:
+        return ""
+
+
+def _use_shipped_trees() -> None:
+    global _trees_loaded
+    if _trees_loaded:
+        return
+    _trees_loaded = True
+    import marshal
+
+    try:
+        data = marshal.loads(TREES_FILE.read_bytes())
+    except (OSError, EOFError, ValueError, TypeError):
+        return
+    if isinstance(data, dict) and data.get("parser") == _parser_digest() \
+            and isinstance(data.get("trees"), dict):
+        from flinktune.rules.lang import use_parsed_trees
+
+        use_parsed_trees(data["trees"])
+
+
+def build_shipped_trees() -> dict[str, Any]:
+    """Every expression of the bundled rules (conditions, lets, related), parsed and encoded."""
+    from flinktune.rules.lang import encode_tree, parse
+
+    trees: dict[str, Any] = {}
+    for text in bundled_rule_texts():
+        validated = shipped_validated(text)
+        if validated is None:
+            validated, problems = _validate(text)
+            if validated is None:
+                raise RuleError(f"{text.source} does not validate", problems=tuple(problems))
+        sources = [validated["condition"], *(validated.get("let") or {}).values()]
+        if validated.get("related") is not None:
+            sources.append(validated["related"])
+        for source in sources:
+            trees[source] = encode_tree(parse(source).root)
+    return {"parser": _parser_digest(), "trees": dict(sorted(trees.items()))}
+
+
 def _validate(text: RuleText) -> tuple[dict[str, Any] | None, list[str]]:
     """Parse and validate with pydantic: the validated data, or every problem found."""
     data, problems = _parse_yaml(text)
@@ -547,6 +597,8 @@ def build_ruleset(texts: Iterable[RuleText]) -> RuleSet:
 def load_rules(extra_dirs: Iterable[Path | str] = (), *, bundled: bool = True) -> RuleSet:
     """The bundled rules plus every rule file under ``extra_dirs`` (``--rules DIR``)."""
     texts: list[RuleText] = bundled_rule_texts() if bundled else []
+    if bundled:
+        _use_shipped_trees()
     for directory in extra_dirs:
         texts.extend(rule_texts_in(Path(directory)))
     return build_ruleset(texts)

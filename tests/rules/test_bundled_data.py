@@ -49,3 +49,37 @@ def test_an_edited_bundled_rule_is_validated_again() -> None:
     assert shipped_validated(edited) is None
     # A user's rule file is never taken from the shipped data, even with a bundled file's bytes.
     assert shipped_validated(RuleText("mine/FTC001.yaml", text.data, bundled=False)) is None
+
+
+def test_shipped_trees_are_up_to_date_and_equal_the_parsed_expressions() -> None:
+    import marshal
+
+    from flinktune.rules.lang import decode_tree, parse
+    from flinktune.rules.loader import TREES_FILE, build_shipped_trees
+
+    shipped = marshal.loads(TREES_FILE.read_bytes())
+    assert shipped == build_shipped_trees(), (
+        "flinktune/data/bundled_rules.trees is out of date: run  python tools/rules/build_bundled_data.py")
+    for source, encoded in shipped["trees"].items():
+        assert decode_tree(encoded) == parse(source).root, source
+
+
+def test_a_lint_builds_the_bundled_expressions_from_the_shipped_trees(tmp_path: Path) -> None:
+    probe = (
+        "from flinktune.rules import lang\n"
+        "calls = []\n"
+        "real = lang.parse\n"
+        "lang.parse = lambda source: calls.append(source) or real(source)\n"
+        "from flinktune.rules import load_rules\n"
+        "ruleset = load_rules()\n"
+        "for rule in ruleset:\n"
+        "    rule.condition.root\n"
+        "    [c.root for _, c in rule.lets]\n"
+        "print(len(calls), len(lang._PARSED))\n"
+    )
+    env = {**os.environ, "FLINKTUNE_CACHE_DIR": str(tmp_path / "cache")}
+    result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env,
+                            timeout=120)
+    assert result.returncode == 0, result.stderr
+    parsed, shipped = (int(n) for n in result.stdout.split())
+    assert parsed == 0 and shipped > 300

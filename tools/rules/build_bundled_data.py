@@ -1,4 +1,5 @@
-"""Write flinktune/data/bundled_rules.json: the validated data of the bundled rules.
+"""Write flinktune/data/bundled_rules.json: the validated data of the bundled rules, and
+flinktune/data/bundled_rules.trees: their expressions, parsed (a lint then builds them from tuples).
 
 With it, a machine that has never run flinktune (a CI container) lints without importing pydantic:
 the loader uses an entry only when the rule file's bytes and the validation code (schema.py,
@@ -11,13 +12,14 @@ Usage (from the repository root):  python tools/rules/build_bundled_data.py
 from __future__ import annotations
 
 import json
+import marshal
 import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
-from flinktune.rules.loader import SHIPPED_FILE, build_shipped_data  # noqa: E402
+from flinktune.rules.loader import SHIPPED_FILE, TREES_FILE, build_shipped_data, build_shipped_trees  # noqa: E402
 
 
 def main() -> None:
@@ -31,6 +33,9 @@ def main() -> None:
     lines += ["}", "}"]
     SHIPPED_FILE.write_text("\n".join(lines) + "\n", encoding="utf-8")
     print(f"wrote {SHIPPED_FILE} ({len(entries)} rules)")
+    trees = build_shipped_trees()
+    TREES_FILE.write_bytes(marshal.dumps(trees))
+    print(f"wrote {TREES_FILE} ({len(trees['trees'])} expressions)")
 
 
 if __name__ == "__main__":
