@@ -1,0 +1,114 @@
+"""The analysis rules' metrics examples (flinktune/analysis/example_metrics.py): a dump held in memory,
+diagnosed by the analysis's own steps without Spark; and the same dump, written out, read by analyze
+on Spark gives the same items."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from flinktune.analysis.example_metrics import example_dump, items_from_metrics, vertex_id
+from flinktune.errors import MetricsError
+from flinktune.versions import FlinkVersion
+
+V120 = FlinkVersion(1, 20)
+BUSY_SINK = {
+    "edges": ["Source: Gen --REBALANCE--> Parse --HASH--> Sink"],
+    "vertices": {
+        "Source: Gen": {"backPressuredTimeMsPerSecond": "90%", "outPoolUsage": "100%",
+                        "numRecordsOut": "8000/s"},
+        "Parse": {"backPressuredTimeMsPerSecond": "80%", "busyTimeMsPerSecond": "15%", "outPoolUsage": 1.0},
+        "Sink": {"parallelism": 4, "busyTimeMsPerSecond": "98%", "numRecordsIn": "2000/s",
+                 "inPoolUsage": [0.9, 0.8, 0.9, 0.7]},
+    },
+}
+
+
+def _by_name(metrics: dict) -> dict[str, dict]:  # type: ignore[type-arg]
+    items, _env = items_from_metrics(metrics, V120)
+    return {str(item["name"]): item for item in items}
+
+
+def test_the_diagnosis_finds_the_origin_and_its_cause() -> None:
+    items = _by_name(BUSY_SINK)
+    assert [name for name, item in items.items() if item["is_origin"]] == ["Sink"]
+    sink = items["Sink"]
+    assert (sink["cause"], sink["parallelism"], sink["busy_mean"]) == ("all_busy", 4, pytest.approx(0.98))
+    assert sink["upstream_backpressured"] == ["Parse", "Source: Gen"]
+    assert sink["in_pool"] == pytest.approx(0.825)
+    assert items["Parse"]["level"] == "HIGH" and items["Parse"]["backpressured"]
+    assert sink["has_plan"] and not sink["single_sample"]
+
+
+def test_values_percent_rates_series_and_subtasks() -> None:
+    dump = example_dump({"samples": 3, "interval": "5s", "vertices": {"A": {
+        "busyTimeMsPerSecond": ["50%", "0 100% 10%"], "outPoolUsage": "25%", "numRecordsIn": "100/s",
+        "idleTimeMsPerSecond": None}}})
+    def values(metric: str, subtask: int) -> list[float | None]:
+        return [s.value for s in dump.samples if s.metric == metric and s.subtask_index == subtask]
+    assert values("busyTimeMsPerSecond", 0) == [500.0] * 3
+    assert values("busyTimeMsPerSecond", 1) == [0.0, 1000.0, 100.0]
+    assert values("outPoolUsage", 1) == [0.25] * 3
+    # A counter is given as its rate: the dump holds the running total, 5 s apart.
+    assert values("numRecordsIn", 0) == [0.0, 500.0, 1000.0]
+    assert values("idleTimeMsPerSecond", 0) == [None] * 3
+    assert values("backPressuredTimeMsPerSecond", 0) == [0.0] * 3   # left out: 0
+    assert {s.tm_id for s in dump.samples if s.subtask_index == 1} == {"tm-1"}
+    assert dump.plan is None
+
+
+def test_edges_are_the_plan() -> None:
+    plan = example_dump({"edges": ["A --REBALANCE--> B --> C", "A --FORWARD--> C"],
+                         "vertices": {"A": {}, "B": {"parallelism": 2}, "C": {}}}).plan
+    assert plan is not None
+    assert [(e.source_id, e.target_id, e.ship_strategy) for e in plan.edges] == [
+        (vertex_id("A"), vertex_id("B"), "REBALANCE"), (vertex_id("B"), vertex_id("C"), "HASH"),
+        (vertex_id("A"), vertex_id("C"), "FORWARD")]
+    assert [v.parallelism for v in plan.vertices] == [1, 2, 1]
+
+
+@pytest.mark.parametrize(("metrics", "says"), [
+    ({"vertices": {"A": {"busyTime": 5}}}, "'busyTime' is not a metric the analysis reads"),
+    ({"vertices": {"A": {"parallelism": 2, "busyTimeMsPerSecond": [1, 2, 3]}}}, "gives 3 subtasks"),
+    ({"vertices": {"A": {"outPoolUsage": "5/s"}}}, "is a rate, but outPoolUsage is not a counter"),
+    ({"vertices": {"A": {"outPoolUsage": "lots"}}}, "'lots' is not a number"),
+    ({"vertices": {"A": {"outPoolUsage": "1 2", "inPoolUsage": "1 2 3"}}}, "different lengths"),
+    ({"edges": ["A -> B"], "vertices": {"A": {}, "B": {}}}, "write it as 'A --HASH--> B'"),
+    ({"edges": ["A --> C"], "vertices": {"A": {}}}, "no vertex 'C' under vertices"),
+    ({"vertices": {}}, "'vertices' maps each vertex name"),
+    ({"vertices": {"A": {}}, "bandwidth": 10}, "has no unit"),
+    ({"vertices": {"A": {}}, "color": "red"}, "unknown key 'color'"),
+    ({"vertices": {"A": {}}, "samples": 0}, "samples: 0"),
+])
+def test_a_bad_example_is_one_clear_line(metrics: dict, says: str) -> None:  # type: ignore[type-arg]
+    with pytest.raises(MetricsError) as caught:
+        items_from_metrics(metrics, V120)
+    line = caught.value.one_line()
+    assert says in line and "\n" not in line and line.startswith("metrics example: ")
+
+
+@pytest.mark.spark
+def test_analyze_on_spark_reads_the_same_dump_the_same_way(spark, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """The in-memory path is the analysis: the dump written as parquet beside its plan.json and read
+    by run_analysis on Spark gives the same items."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from flinktune.analysis import AnalysisOptions, run_analysis
+    from flinktune.analysis.diagnose import vertex_items
+
+    dump = example_dump(BUSY_SINK)
+    columns = {name: [getattr(s, name) for s in dump.samples] for name in dump.samples[0]._fields}
+    columns["value"] = [float("nan") if v is None else v for v in columns["value"]]
+    pq.write_table(pa.table({**columns, "host": ["h"] * len(dump.samples)}), tmp_path / "metrics.parquet")
+    assert dump.plan is not None
+    nodes = [{"id": v.vertex_id, "parallelism": v.parallelism, "description": v.name,
+              "inputs": [{"id": e.source_id, "ship_strategy": e.ship_strategy, "exchange": e.exchange}
+                         for e in dump.plan.edges if e.target_id == v.vertex_id]} for v in dump.plan.vertices]
+    (tmp_path / "plan.json").write_text(json.dumps({"jid": "example", "name": "example", "nodes": nodes}))
+    result = run_analysis(spark, AnalysisOptions(inputs=(str(tmp_path / "metrics.parquet"),), warmup="0%"))
+    on_spark = [item for diag in result.jobs for item in vertex_items(diag)]
+    in_memory, _env = items_from_metrics(BUSY_SINK, V120)
+    assert on_spark == in_memory
