@@ -68,7 +68,8 @@ def _example_text(example: Example) -> str:
     if isinstance(example.config, str):
         return example.config.rstrip("\n")
     if example.metrics is not None:
-        return yaml.safe_dump({"metrics": example.metrics}, sort_keys=False, width=100).rstrip("\n")
+        return yaml.safe_dump({"metrics": example.metrics}, sort_keys=False, default_flow_style=None,
+                              width=100).rstrip("\n")
     if example.items is not None:
         return yaml.safe_dump({"items": example.items}, sort_keys=False).rstrip("\n")
     return yaml.safe_dump(example.config or {}, sort_keys=False, default_flow_style=False).rstrip("\n")

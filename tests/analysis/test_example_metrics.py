@@ -112,3 +112,22 @@ def test_analyze_on_spark_reads_the_same_dump_the_same_way(spark, tmp_path: Path
     on_spark = [item for diag in result.jobs for item in vertex_items(diag)]
     in_memory, _env = items_from_metrics(BUSY_SINK, V120)
     assert on_spark == in_memory
+
+
+def test_every_analysis_rule_example_starts_from_metrics() -> None:
+    """Each analysis rule's examples, pass and fail, are diagnosed from metrics (none hands the rule a
+    ready-made cause) and hold."""
+    from flinktune.rules import load_rules
+    from flinktune.rules.examples import run_examples
+
+    rules = [rule for rule in load_rules() if rule.scope == "vertex"]
+    assert len(rules) >= 11
+    for rule in rules:
+        examples = [*rule.pass_examples, *rule.fail_examples]
+        assert all(e.metrics is not None and e.items is None for e in examples), rule.code
+        results = run_examples(rule, items_from_metrics)
+        assert len(results) == len(examples)
+        assert all(r.ok for r in results), [f"{r.label()}: {r.detail}" for r in results if not r.ok]
+        # Without the analysis a metrics example cannot be judged, and says how to run it.
+        alone = run_examples(rule)[0]
+        assert not alone.ok and "flinktune rules check" in alone.detail
