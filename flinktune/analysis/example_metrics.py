@@ -39,6 +39,11 @@ from flinktune.versions import FlinkVersion
 
 T0_MS = 1_790_000_000_000
 DEFAULT_SAMPLES = 10
+# An example is a few vertices and samples; rule files may come from anywhere (rules check DIR), so
+# the dump they describe is bounded.
+MAX_SAMPLES = 1_000
+MAX_PARALLELISM = 1_024
+MAX_ROWS = 1_000_000
 KNOWN = ("job", "interval", "samples", "warmup", "bandwidth", "rtt", "segment_size", "target_rate", "edges",
          "vertices")
 # Gauges whose percent is of 1000 ms per second; the other gauges' percent is of 1.
@@ -84,8 +89,10 @@ def _vertex_values(name: str, spec: Mapping[str, Any]) -> tuple[int, dict[str, l
     given = {k: v for k, v in spec.items() if k not in ("parallelism", "tm")}
     lists = {len(v) for v in given.values() if isinstance(v, list)}
     parallelism = spec.get("parallelism", max(lists, default=1))
-    if not isinstance(parallelism, int) or isinstance(parallelism, bool) or parallelism < 1:
-        raise _problem(f"'{name}': parallelism {parallelism!r} is not a whole number above 0")
+    whole = isinstance(parallelism, int) and not isinstance(parallelism, bool)
+    if not whole or not 1 <= parallelism <= MAX_PARALLELISM:
+        raise _problem(f"'{name}': parallelism {parallelism!r} is not a whole number from 1 to "
+                       f"{MAX_PARALLELISM}")
     values: dict[str, list[list[float | None]]] = {}
     for metric, raw in given.items():
         if metric not in names.METRICS:
@@ -180,20 +187,24 @@ def example_dump(metrics: Mapping[str, Any]) -> ExampleDump:
     if interval_ms <= 0:
         raise _problem("interval: must be above zero")
     job = str(metrics.get("job", "example"))
-    parsed = {str(name): _vertex_values(str(name), spec) for name, spec in vertices.items()}
+    specs = {str(name): spec for name, spec in vertices.items()}
+    parsed = {name: _vertex_values(name, spec) for name, spec in specs.items()}
     lengths = {len(s) for _p, values in parsed.values() for subs in values.values() for s in subs} - {1}
     if len(lengths) > 1:
         raise _problem(f"the series over time have different lengths: {sorted(lengths)}")
     count = metrics.get("samples", max(lengths, default=DEFAULT_SAMPLES))
-    whole = isinstance(count, int) and not isinstance(count, bool) and count >= 1
+    whole = isinstance(count, int) and not isinstance(count, bool) and 1 <= count <= MAX_SAMPLES
     if not whole or (lengths and count not in lengths):
-        raise _problem(f"samples: {count!r}, expected a whole number above 0 that matches the series "
-                       "over time")
+        raise _problem(f"samples: {count!r}, expected a whole number from 1 to {MAX_SAMPLES} that matches "
+                       "the series over time")
+    rows = count * sum(p * len(values) for p, values in parsed.values())
+    if rows > MAX_ROWS:
+        raise _problem(f"{rows} samples in all, more than an example needs (at most {MAX_ROWS})")
     plan = _plan(job, {n: p for n, (p, _v) in parsed.items()}, metrics.get("edges"))
     samples: list[Sample] = []
     for name, (parallelism, values) in parsed.items():
         # Slot sharing, one slot per TaskManager: subtask i of every vertex shares TaskManager i.
-        tms = vertices[name].get("tm", [f"tm-{i}" for i in range(parallelism)])
+        tms = specs[name].get("tm", [f"tm-{i}" for i in range(parallelism)])
         tms = tms if isinstance(tms, list) else [tms] * parallelism
         if len(tms) != parallelism:
             raise _problem(f"'{name}': tm names {len(tms)} TaskManagers, the parallelism is {parallelism}")

@@ -81,6 +81,9 @@ def test_edges_are_the_plan() -> None:
     ({"vertices": {"A": {}}, "bandwidth": 10}, "has no unit"),
     ({"vertices": {"A": {}}, "color": "red"}, "unknown key 'color'"),
     ({"vertices": {"A": {}}, "samples": 0}, "samples: 0"),
+    ({"vertices": {"A": {"parallelism": 10**9}}}, "parallelism 1000000000 is not a whole number from 1"),
+    ({"vertices": {"A": {"parallelism": 1000}, "B": {"parallelism": 999}}, "samples": 999}, "more than an"),
+    ({"vertices": {1: {"tm": ["a", "b"]}}}, "'1': tm names 2 TaskManagers, the parallelism is 1"),
 ])
 def test_a_bad_example_is_one_clear_line(metrics: dict, says: str) -> None:  # type: ignore[type-arg]
     with pytest.raises(MetricsError) as caught:
