@@ -184,8 +184,8 @@ def example_dump(metrics: Mapping[str, Any]) -> ExampleDump:
     except FlinktuneError as error:
         raise _problem(error.one_line()) from None
     interval_ms = round(interval_s * 1000)
-    if interval_ms <= 0:
-        raise _problem("interval: must be above zero")
+    if not 0 < interval_ms <= 86_400_000:
+        raise _problem("interval: must be above zero and at most a day")
     job = str(metrics.get("job", "example"))
     specs = {str(name): spec for name, spec in vertices.items()}
     parsed = {name: _vertex_values(name, spec) for name, spec in specs.items()}

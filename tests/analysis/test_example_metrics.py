@@ -92,17 +92,27 @@ def test_a_bad_example_is_one_clear_line(metrics: dict, says: str) -> None:  # t
     assert says in line and "\n" not in line and line.startswith("metrics example: ")
 
 
+def _rule_example(code: str) -> dict:  # type: ignore[type-arg]
+    from flinktune.rules import load_rules
+
+    rule = next(r for r in load_rules() if r.code == code)
+    return dict(rule.fail_examples[0].metrics or {})
+
+
 @pytest.mark.spark
-def test_analyze_on_spark_reads_the_same_dump_the_same_way(spark, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+@pytest.mark.parametrize("shape", ["busy sink", "FTA003", "FTA005", "FTA010", "FTA011"])
+def test_analyze_on_spark_reads_the_same_dump_the_same_way(spark, tmp_path: Path, shape: str) -> None:  # type: ignore[no-untyped-def]
     """The in-memory path is the analysis: the dump written as parquet beside its plan.json and read
-    by run_analysis on Spark gives the same items."""
+    by run_analysis on Spark gives the same items (per-subtask values, a bandwidth and round trip,
+    counters, samples over time)."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     from flinktune.analysis import AnalysisOptions, run_analysis
     from flinktune.analysis.diagnose import vertex_items
 
-    dump = example_dump(BUSY_SINK)
+    metrics = BUSY_SINK if shape == "busy sink" else _rule_example(shape)
+    dump = example_dump(metrics)
     columns = {name: [getattr(s, name) for s in dump.samples] for name in dump.samples[0]._fields}
     columns["value"] = [float("nan") if v is None else v for v in columns["value"]]
     pq.write_table(pa.table({**columns, "host": ["h"] * len(dump.samples)}), tmp_path / "metrics.parquet")
@@ -111,10 +121,13 @@ def test_analyze_on_spark_reads_the_same_dump_the_same_way(spark, tmp_path: Path
               "inputs": [{"id": e.source_id, "ship_strategy": e.ship_strategy, "exchange": e.exchange}
                          for e in dump.plan.edges if e.target_id == v.vertex_id]} for v in dump.plan.vertices]
     (tmp_path / "plan.json").write_text(json.dumps({"jid": "example", "name": "example", "nodes": nodes}))
-    result = run_analysis(spark, AnalysisOptions(inputs=(str(tmp_path / "metrics.parquet"),), warmup="0%"))
-    on_spark = [item for diag in result.jobs for item in vertex_items(diag)]
-    in_memory, _env = items_from_metrics(BUSY_SINK, V120)
+    options = AnalysisOptions(inputs=(str(tmp_path / "metrics.parquet"),), warmup=dump.warmup, env=dump.env,
+                              scaling=dump.scaling, segment_bytes=dump.segment_bytes)
+    result = run_analysis(spark, options)
+    on_spark = [item for diag in result.jobs for item in vertex_items(diag, dump.segment_bytes)]
+    in_memory, _env = items_from_metrics(metrics, V120)
     assert on_spark == in_memory
+    assert any(item["is_origin"] or item["temporary_bp"] or item["avg_record_bytes"] for item in in_memory)
 
 
 def test_every_analysis_rule_example_starts_from_metrics() -> None:
