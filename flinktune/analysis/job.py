@@ -24,10 +24,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from flinktune.analysis import aggregate, load, names, prescan
-from flinktune.analysis.diagnose import DEFAULT_SEGMENT_BYTES, JobDiagnosis, build_vertices, diagnose_job
-from flinktune.analysis.facts import bp_level, pivot_subtasks, series_from_rows
-from flinktune.analysis.parallelism import ScalingOptions, advise_parallelism
+from flinktune.analysis import aggregate, from_series, load, names, prescan
+from flinktune.analysis.diagnose import DEFAULT_SEGMENT_BYTES, JobDiagnosis
+from flinktune.analysis.parallelism import ScalingOptions
 from flinktune.analysis.plan import JobPlan, find_plan_beside, load_plan, max_parallelism_beside
 from flinktune.analysis.readers import parquet as parquet_reader
 from flinktune.analysis.series_local import StripPoints
@@ -189,21 +188,6 @@ def _bounds(
             file=inputs[0].paths[0],
         )
     return int(row["lo"]), int(row["hi"])
-
-
-STRIP_CHARS = {"OK": "·", "LOW": "▒", "HIGH": "█", "unknown": " "}
-
-
-def _strip(values: dict[int, float], nslots: int, scale: float) -> str:
-    out = []
-    last = " "
-    for i in range(nslots):
-        v = values.get(i)
-        # Slots finer than the sampling interval are empty: carry the last sample forward.
-        if v is not None and not math.isnan(v):
-            last = STRIP_CHARS[bp_level(v / scale)]
-        out.append(last)
-    return "".join(out)
 
 
 def _slot_rows_bound(
@@ -369,38 +353,6 @@ def _partial_aggregation(spark: SparkSession, wanted: bool) -> Iterator[None]:
             spark.conf.set(key, before)
 
 
-def _best_strips(
-    rows: Sequence[Mapping[str, Any]], strip: StripPoints
-) -> tuple[dict[tuple[str, str, str], dict[int, float]], int]:
-    """Per job, vertex, strip metric and time slot: the slot mean of the best-named copy of the
-    metric (lowest rank), of the worst subtask. Slots count from the first with a value; also
-    returns how many there are. Sorted in numpy: a dict per point cost seconds for 50,000 series."""
-    group = np.full(len(rows), -1, dtype=np.int64)
-    rank = np.zeros(len(rows), dtype=np.int64)
-    groups: dict[tuple[str, str, str], int] = {}
-    for i, r in enumerate(rows):
-        if r["vertex_key"] is not None and r["metric"] in aggregate.STRIP_METRICS:
-            key = (str(r["job_key"]), str(r["vertex_key"]), str(r["metric"]))
-            group[i] = groups.setdefault(key, len(groups))
-            rank[i] = int(r["rank"])
-    g = group[strip.row]
-    ok = g >= 0
-    g, slot, mean, rk = g[ok], strip.slot[ok], strip.mean[ok], rank[strip.row[ok]]
-    if len(g) == 0:
-        return {}, 0
-    order = np.lexsort((-mean, rk, slot, g))
-    g, slot, mean = g[order], slot[order], mean[order]
-    first = np.ones(len(g), dtype=bool)
-    first[1:] = (g[1:] != g[:-1]) | (slot[1:] != slot[:-1])
-    g, slot, mean = g[first], slot[first], mean[first]
-    first_slot = int(slot.min())
-    keys = list(groups)
-    out: dict[tuple[str, str, str], dict[int, float]] = {}
-    for gi, sl, val in zip(g.tolist(), slot.tolist(), mean.tolist(), strict=True):
-        out.setdefault(keys[gi], {})[sl - first_slot] = val
-    return out, int(slot.max()) - first_slot + 1
-
-
 def run_analysis(
     spark: SparkSession,
     options: AnalysisOptions,
@@ -477,20 +429,7 @@ def run_analysis(
         raise MetricsError(
             f"cannot analyse the dump: {load._first_error_line(error)}", file=inputs[0].paths[0]
         ) from None
-    if plan is not None:
-        # Dumps that name vertices only by task name (full identifiers, some exporters) still
-        # meet the plan: re-key them by the plan's vertex id.
-        ids: dict[object, str | None] = {}
-        for r in series_rows:
-            key = r["vertex_key"]
-            if key is None:
-                continue
-            if key not in ids:
-                ids[key] = plan.id_for(str(key))
-            if ids[key]:
-                r["vertex_key"] = ids[key]
-    strip_best, nslots = _best_strips(series_rows, strip)
-    series_rows = [r for r in series_rows if r["vertex_key"] is not None]
+    series_rows, strips = from_series.meet_plan(series_rows, strip, plan)
     if not series_rows:
         missing_job = _no_such_job(spark, options, inputs, prepared)
         if missing_job is not None:
@@ -501,41 +440,9 @@ def run_analysis(
             file=inputs[0].paths[0],
         )
     say("diagnosing")
-    series = series_from_rows(series_rows)
-    subtasks = pivot_subtasks(series)
-    seen_names: dict[tuple[str, str], str] = {}
-    job_ids: dict[str, tuple[str | None, str | None]] = {}
-    windows: dict[str, tuple[int, int]] = {}
-    for s in series:
-        if s.task_name:
-            seen_names.setdefault((s.job_key, s.vertex_key), s.task_name)
-        cur = job_ids.get(s.job_key, (None, None))
-        job_ids[s.job_key] = (cur[0] or s.job_id, cur[1] or s.job_name)
-        if s.t_first is not None and s.t_last is not None:
-            w = windows.get(s.job_key, (s.t_first, s.t_last))
-            windows[s.job_key] = (min(w[0], s.t_first), max(w[1], s.t_last))
-    by_job = build_vertices(subtasks, plan, seen_names)
-    jobs = []
-    for job_key, vertices in sorted(by_job.items()):
-        strips: dict[str, tuple[str, str]] = {}
-        for v in vertices:
-            # Per slot, the worst subtask of the best-named metric (_best_strips).
-            bp_vals = strip_best.get((job_key, v.vertex_key, "backPressuredTimeMsPerSecond"), {})
-            bp_scale = 1000.0
-            if not bp_vals:
-                bp_vals, bp_scale = strip_best.get((job_key, v.vertex_key, "backPressureRatio"), {}), 1.0
-            strips[v.vertex_key] = (
-                _strip(bp_vals, nslots, bp_scale),
-                _strip(strip_best.get((job_key, v.vertex_key, "busyTimeMsPerSecond"), {}), nslots, 1000.0),
-            )
-        jid, jname = job_ids.get(job_key, (None, None))
-        window = windows.get(job_key)
-        job_plan = plan if plan is None or not plan.job_id or plan.job_id in (jid, job_key) else None
-        used_plan = job_plan if job_plan else (plan if len(by_job) == 1 else None)
-        diag = diagnose_job(job_key, vertices, used_plan, options.env, jid, jname, strips, window)
-        advice = advise_parallelism(diag.vertices, used_plan if diag.has_plan else None, diag.origins,
-                                    options.scaling, options.version)
-        jobs.append(dataclasses.replace(diag, parallelism=advice))
+    diagnosed = from_series.diagnose_series(series_rows, strips, plan, options.env, options.scaling,
+                                            options.version)
+    jobs, series, subtasks = diagnosed.jobs, diagnosed.series, diagnosed.subtasks
     notes = () if plan_file else ("no job plan found",)
     timelines: dict[str, JobTimeline] = {}
     if options.timeline:
@@ -554,7 +461,7 @@ def run_analysis(
     say("applying the analysis rules")
     findings = findings_for(jobs, options, inputs[0].paths[0])
     return AnalysisResult(
-        tuple(jobs),
+        jobs,
         plan_file,
         tuple(options.inputs),
         samples=sum(s.n for s in series),

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -102,7 +102,7 @@ def _check(paths: list[Path]) -> int:
         if checked_sources is not None and rule.source not in checked_sources:
             continue
         checked += 1
-        for result in run_examples(rule):
+        for result in run_examples(rule, _metrics_items):
             examples += 1
             if not result.ok:
                 failures += 1
@@ -113,3 +113,10 @@ def _check(paths: list[Path]) -> int:
         return EXIT_FINDINGS
     typer.echo(f"{counted}: all passed")
     return EXIT_OK
+
+
+def _metrics_items(metrics: Any, version: Any) -> Any:
+    """Diagnose an analysis rule's metrics example (numpy, no Spark): imported only when one runs."""
+    from flinktune.analysis.example_metrics import items_from_metrics
+
+    return items_from_metrics(metrics, version)

@@ -67,6 +67,9 @@ def render_list_json(ruleset: RuleSet) -> str:
 def _example_text(example: Example) -> str:
     if isinstance(example.config, str):
         return example.config.rstrip("\n")
+    if example.metrics is not None:
+        return yaml.safe_dump({"metrics": example.metrics}, sort_keys=False, default_flow_style=None,
+                              width=100).rstrip("\n")
     if example.items is not None:
         return yaml.safe_dump({"items": example.items}, sort_keys=False).rstrip("\n")
     return yaml.safe_dump(example.config or {}, sort_keys=False, default_flow_style=False).rstrip("\n")
@@ -126,7 +129,8 @@ _FIELDS: tuple[tuple[str, str], ...] = (
      'Flink sources or docs the rule is based on'),
     ('`examples`',
      '`pass:` and `fail:` lists; each gives `version`, `config` (a mapping or file text), `format`, '
-     '`env`, `items`, and for fail examples optionally `message` (expected text) and `count`'),
+     '`env`, `metrics` (analysis rules: see below) or `items`, `note`, and for fail examples optionally '
+     '`message` (expected text) and `count`'),
 )
 
 
@@ -164,6 +168,58 @@ the bound data: every evaluation has a step budget and nesting is bounded.
 """
 
 
+_MD_METRICS = """
+### Examples of analysis rules
+
+An analysis rule (`scope: vertex`, `rules/analysis/FTA*.yaml`) is tested from metrics, as
+`flinktune analyze` would read them: an example gives `metrics:`, a small job graph and what the
+web UI showed for each vertex. `flinktune rules check` builds that dump in memory, runs the
+analysis's own diagnosis on it (in numpy, without Spark) and applies the rule to
+the vertices it diagnoses, so an example fails when the diagnosis (origin, cause, channels,
+skew, ...) is wrong, not only when the condition is.
+
+```yaml
+examples:
+  fail:
+    - metrics:
+        edges: ["Source: Gen --REBALANCE--> Parse --HASH--> Sink"]
+        vertices:
+          "Source: Gen": {backPressuredTimeMsPerSecond: 90%, outPoolUsage: 100%}
+          Parse: {backPressuredTimeMsPerSecond: 80%, busyTimeMsPerSecond: 15%, outPoolUsage: 100%}
+          Sink: {parallelism: 4, busyTimeMsPerSecond: 98%}
+      message: "back pressure starts at 'Sink' (all_busy)"
+```
+
+{KEYS}
+A metric's value is a number in its own unit (980 ms/s, 0.25), a percent (`98%`: of 1000 ms/s
+for the `...TimeMsPerSecond` metrics, of 1 for the usages), for counters their rate (`5000/s`:
+the dump holds the running total), several values separated by spaces for the samples over time
+(`"0 0 90% 0 0"`), `null` for not measured, or a list with one such value per subtask
+(`[98%, 10%, 10%, 10%]`). A vertex that leaves out `backPressuredTimeMsPerSecond` or
+`busyTimeMsPerSecond` reports 0 for it. `items:` (the rule's input written by hand) remains for
+rules whose input the analysis does not diagnose.
+"""
+
+
+_METRICS_KEYS: tuple[tuple[str, str], ...] = (
+    ('`vertices`',
+     'vertex (task) name -> its metrics, by the names the dump schema uses (`busyTimeMsPerSecond`, '
+     '`backPressuredTimeMsPerSecond`, `outPoolUsage`, `inPoolUsage`, `inputFloatingBuffersUsage`, '
+     '`numRecordsIn`, `numBytesInRemote`, ...), plus `parallelism` (default: the length of its '
+     'per-subtask lists, else 1) and `tm` (the TaskManager of each subtask; default: subtask i on `tm-i`)'),
+    ('`edges`',
+     'the job graph as the web UI draws it: `"A --HASH--> B"`, `"A --REBALANCE--> B --FORWARD--> C"`; '
+     '`A --> B` is HASH. Without `edges` there is no job plan'),
+    ('`bandwidth`, `rtt`, `segment_size`, `target_rate`, `warmup`',
+     'as `analyze --bandwidth`, `--rtt`, `--segment-size`, `--target-rate` (a number for the one '
+     'source, or source name -> records/s), `--warmup` (default `0%`)'),
+    ('`samples`, `interval`',
+     'how many samples, how far apart (default 10, `10s`)'),
+    ('`job`',
+     "the job's name (default `example`)"),
+)
+
+
 def _md_escape(text: str) -> str:
     return _one_line(text).replace("|", "\\|")
 
@@ -184,6 +240,8 @@ def render_markdown(ruleset: RuleSet) -> str:
     out.append("\n### Placeholder formats\n\n| spec | output |\n|---|---|\n")
     for spec, meaning in SPECS.items():
         out.append(f"| `{spec or '(none)'}` | {_md_escape(meaning)} |\n")
+    keys = "| key | meaning |\n|---|---|\n" + "".join(f"| {k} | {m} |\n" for k, m in _METRICS_KEYS)
+    out.append(_MD_METRICS.replace("{KEYS}\n", keys + "\n"))
     out.append("\n## Rules\n\n| code | name | severity | versions | fix |\n|---|---|---|---|---|\n")
     for rule in ruleset:
         fix = "" if rule.fix is None else "safe" if rule.fix.safe else "yes"

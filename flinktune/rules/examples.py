@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from flinktune.config.types import ConfigDocument, ConfigEntry, ConfigFormat
 from flinktune.errors import FlinktuneError
@@ -10,7 +12,13 @@ from flinktune.findings import Finding
 from flinktune.rules.engine import evaluate_document, evaluate_items
 from flinktune.rules.ruleset import Rule, RuleSet
 from flinktune.rules.spec import ITEM_SCOPES, Example
-from flinktune.versions import parse_version
+from flinktune.versions import FlinkVersion, parse_version
+
+# Diagnoses an analysis rule's metrics example: (metrics, version) -> (the vertex items, the rule
+# environment). The analysis sits above the rules, so the caller hands it in
+# (flinktune.analysis.example_metrics.items_from_metrics; ``flinktune rules check`` does).
+MetricsItems = Callable[[Mapping[str, Any], FlinkVersion],
+                        tuple[list[dict[str, object]], dict[str, object]]]
 
 _DEFAULT_FILE = {
     ConfigFormat.FLAT: "flink-conf.yaml",
@@ -154,7 +162,23 @@ def _relative(finding: Finding, folder: str) -> Finding:
     return replace(finding, location=Location(file, location.line, location.key), related=related)
 
 
-def run_example(rule: Rule, example: Example, kind: str, index: int) -> ExampleResult:
+def _metrics_findings(rule: Rule, example: Example, version: FlinkVersion,
+                      metrics_items: MetricsItems | None) -> list[Finding]:
+    """The rule over the items the analysis diagnoses from the example's metrics, one item per call
+    as analyze does (analysis/job.findings_for)."""
+    if metrics_items is None:
+        raise FlinktuneError("a metrics example runs the analysis: check it with 'flinktune rules check'")
+    items, env = metrics_items(example.metrics or {}, version)
+    single = RuleSet((rule,))
+    findings: list[Finding] = []
+    for item in items:
+        findings += evaluate_items(single, rule.scope, [item], version, {**env, **example.env},
+                                   example.file or "metrics")
+    return findings
+
+
+def run_example(rule: Rule, example: Example, kind: str, index: int,
+                metrics_items: MetricsItems | None = None) -> ExampleResult:
     single = RuleSet((rule,))
     try:
         version = parse_version(example.version)
@@ -163,6 +187,8 @@ def run_example(rule: Rule, example: Example, kind: str, index: int) -> ExampleR
             return ExampleResult(rule.code, kind, index, False, detail)
         if example.deployment is not None or rule.scope == "process":
             findings = _deployment_findings(rule, example, version)
+        elif example.metrics is not None:
+            findings = _metrics_findings(rule, example, version, metrics_items)
         elif rule.scope in ITEM_SCOPES:
             findings = evaluate_items(single, rule.scope, example.items or [], version, example.env,
                                       example.file or "metrics")
@@ -190,7 +216,7 @@ def run_example(rule: Rule, example: Example, kind: str, index: int) -> ExampleR
     return ExampleResult(rule.code, kind, index, True, messages, found)
 
 
-def run_examples(rule: Rule) -> list[ExampleResult]:
-    results = [run_example(rule, ex, "pass", i) for i, ex in enumerate(rule.pass_examples)]
-    results += [run_example(rule, ex, "fail", i) for i, ex in enumerate(rule.fail_examples)]
+def run_examples(rule: Rule, metrics_items: MetricsItems | None = None) -> list[ExampleResult]:
+    results = [run_example(rule, ex, "pass", i, metrics_items) for i, ex in enumerate(rule.pass_examples)]
+    results += [run_example(rule, ex, "fail", i, metrics_items) for i, ex in enumerate(rule.fail_examples)]
     return results

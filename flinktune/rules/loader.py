@@ -555,6 +555,10 @@ def _compile(spec: RuleSpec, text: RuleText) -> tuple[Rule | None, list[str]]:
             if example.config is not None and not isinstance(example.config, dict):
                 problems.append(f"{text.source}: examples[{i}]: item-scope examples give items, "
                                 "not a config text")
+    for i, example in enumerate([*spec.pass_examples, *spec.fail_examples]):
+        if example.metrics is not None and (spec.scope != "vertex" or example.items is not None):
+            problems.append(f"{text.source}: examples[{i}]: metrics are for vertex-scope rules, "
+                            "instead of items")
     if problems or condition is None or message is None:
         return None, problems
     rule = Rule(spec=spec, source=text.source, condition=condition, lets=tuple(lets), message=message, at=at,

@@ -71,6 +71,9 @@ class ExampleModel(_Frozen):
     # Deployment files beside the config (file name -> text): docker-compose.yml, manifests, Dockerfile.
     # The example is then linted as a folder, so rules that read the deployment are tested end to end.
     deployment: dict[str, str] | None = None
+    # Analysis rules: a small job graph and its vertices' metric values (what the web UI showed); the
+    # items are diagnosed from them (flinktune/analysis/example_metrics.py), not written by hand.
+    metrics: dict[str, Any] | None = None
 
     @field_validator("version", mode="before")
     @classmethod

@@ -79,10 +79,10 @@ _NEW_DICT: Any = object()    # default of Example.env: a new empty dict each tim
 class Example(_Frozen):
     """One input a rule must (fail) or must not (pass) report on."""
 
-    __slots__ = ("config", "count", "deployment", "env", "file", "format", "items", "message", "note",
-                 "version")
+    __slots__ = ("config", "count", "deployment", "env", "file", "format", "items", "message", "metrics",
+                 "note", "version")
     _fields = ("version", "config", "format", "file", "env", "items", "message", "count", "note",
-               "deployment")
+               "deployment", "metrics")
     version: str
     config: Mapping[str, Any] | str | None
     format: str | None
@@ -93,12 +93,14 @@ class Example(_Frozen):
     count: int | None
     note: str | None
     deployment: Mapping[str, str] | None    # deployment files (name -> text) beside the config
+    metrics: Mapping[str, Any] | None       # analysis rules: the metrics the items are diagnosed from
 
     def __init__(self, version: str = "1.20", config: Mapping[str, Any] | str | None = None,
                  format: str | None = None, file: str | None = None,
                  env: Mapping[str, Any] = _NEW_DICT, items: tuple[Mapping[str, Any], ...] | None = None,
                  message: str | None = None, count: int | None = None, note: str | None = None,
-                 deployment: Mapping[str, str] | None = None) -> None:
+                 deployment: Mapping[str, str] | None = None,
+                 metrics: Mapping[str, Any] | None = None) -> None:
         _set(self, "version", version)
         _set(self, "config", config)
         _set(self, "format", format)
@@ -109,6 +111,7 @@ class Example(_Frozen):
         _set(self, "count", count)
         _set(self, "note", note)
         _set(self, "deployment", deployment)
+        _set(self, "metrics", metrics)
 
 
 class RuleSpec(_Frozen):
@@ -153,6 +156,7 @@ def _example(data: Mapping[str, Any]) -> Example:
         items=None if items is None else tuple(items), message=data.get("message"),
         count=data.get("count"), note=data.get("note"),
         deployment=None if data.get("deployment") is None else dict(data["deployment"]),
+        metrics=data.get("metrics"),
     )
 
 

@@ -12,7 +12,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from flinktune.analysis import AnalysisOptions, job, load, names, prescan, series_local
+from flinktune.analysis import AnalysisOptions, from_series, job, load, names, prescan, series_local
 from flinktune.analysis.render import render_json
 
 from .conftest import real_dump, rounded  # type: ignore[import-not-found]
@@ -80,10 +80,10 @@ def test_strips_take_the_best_name_then_the_worst_subtask() -> None:
     ]
     means = np.array([100.0, 300.0, 900.0, 999.0, 50.0, 7.0])
     strip = series_local.StripPoints(np.array([0, 1, 2, 3, 0, 4]), np.array([5, 5, 5, 5, 6, 7]), means)
-    best, nslots = job._best_strips(rows, strip)
+    best, nslots = from_series.best_strips(rows, strip)
     assert nslots == 3
     assert best == {("j", "v", bp): {0: 300.0, 1: 50.0}, ("j", "w", "busyTimeMsPerSecond"): {2: 7.0}}
-    assert job._best_strips(rows, series_local.StripPoints.empty()) == ({}, 0)
+    assert from_series.best_strips(rows, series_local.StripPoints.empty()) == ({}, 0)
 
 
 def test_too_many_time_slots_is_a_usage_error(tmp_path) -> None:  # type: ignore[no-untyped-def]

@@ -167,7 +167,10 @@ def t_rule_file(text: str) -> object:
             raise PropertyViolation(f"loader problem is not one line: {problem!r}")
     if rule is None:
         return problems
-    run_examples(rule)
+    # Mutated analysis rules' metrics examples go through the analysis's diagnosis as rules check runs them.
+    from flinktune.analysis.example_metrics import items_from_metrics
+
+    run_examples(rule, items_from_metrics)
     if _RULE_DOC is None:
         from flinktune.config.reader import read_config_text
 

@@ -31,3 +31,30 @@ def test_no_numpy_or_pyspark(tmp_path: Path) -> None:
     # The probe really ran the model-backed rules: too few buffers, little heap per slot, a typo.
     assert {"FTC001", "FTC030", "FTC052"} <= set(codes.split(","))
     assert heavy == ""
+
+
+CHECK_PROBE = """
+import sys
+from flinktune.cli.rules_cmd import _metrics_items
+from flinktune.rules import load_rules
+from flinktune.rules.examples import run_examples
+ruleset = load_rules()
+config = [r for r in ruleset if r.scope != "vertex"]
+failed = [x.label() for r in config for x in run_examples(r, _metrics_items) if not x.ok]
+light = not any(m.split(".")[0] == "numpy" for m in sys.modules)
+analysis = [r for r in ruleset if r.scope == "vertex"]
+failed += [x.label() for r in analysis for x in run_examples(r, _metrics_items) if not x.ok]
+print(",".join(failed), "|", light, "numpy" in sys.modules)
+"""
+
+
+def test_only_the_analysis_rules_examples_load_numpy(tmp_path: Path) -> None:
+    """`rules check` runs the config rules' examples without numpy; the analysis rules' metrics examples
+    run the analysis (numpy) only when they run."""
+    env = {**os.environ, "FLINKTUNE_CACHE_DIR": str(tmp_path)}
+    result = subprocess.run([sys.executable, "-c", CHECK_PROBE], capture_output=True, text=True, env=env,
+                            timeout=120)
+    assert result.returncode == 0, result.stderr
+    failed, loaded = (part.strip() for part in result.stdout.split("|"))
+    assert failed == ""
+    assert loaded == "True True"

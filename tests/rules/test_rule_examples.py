@@ -34,7 +34,11 @@ def test_every_rule_has_both_kinds_of_example() -> None:
 
 @pytest.mark.parametrize(("rule", "kind", "index", "example"), CASES)
 def test_rule_example(rule, kind, index, example) -> None:  # type: ignore[no-untyped-def]
-    result = run_example(rule, example, kind, index)
+    metrics_items = None
+    if example.metrics is not None:
+        # The analysis (numpy) diagnoses the items; imported only for the examples that need it.
+        from flinktune.analysis.example_metrics import items_from_metrics as metrics_items
+    result = run_example(rule, example, kind, index, metrics_items)
     assert result.ok, f"{rule.source}: {result.label()}: {result.detail}"
     if kind == "fail":
         for finding in result.findings:
