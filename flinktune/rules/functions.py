@@ -533,7 +533,7 @@ def _jm_memory_error(ctx: RuleContext) -> object:
 
 
 _TM_COMPONENTS = ("process", "flink", "framework_heap", "framework_off_heap", "task_heap", "task_off_heap",
-                  "managed", "network", "jvm_metaspace", "jvm_overhead")
+                  "managed", "network", "jvm_metaspace", "jvm_overhead", "segment")
 
 
 def _tm_memory(ctx: RuleContext, component: object) -> object:
@@ -551,11 +551,6 @@ def _component_bytes(derived: object, name: str) -> object:
     attr = {"process": "total_process_bytes", "flink": "total_flink_bytes"}.get(name, f"{name}_bytes")
     value = getattr(derived, attr, None)
     return None if value is None else int(value)
-
-
-def _network_buffers(ctx: RuleContext) -> object:
-    derived, _error = _tm_derivation(ctx)
-    return None if derived is None else derived.network_buffers  # type: ignore[attr-defined]
 
 
 def _fixed_value(ctx: RuleContext, key: object) -> object:
@@ -1066,11 +1061,9 @@ FUNCTIONS: Mapping[str, Function] = {
            "jm_memory_error(): Flink's own error text if JobManager memory derivation fails, else null"),
         _f("tm_memory", (1, 1), _tm_memory,
            "tm_memory(component): derived TaskManager memory component in bytes ("
-           + ", ".join(_TM_COMPONENTS) + ")"),
+           + ", ".join(_TM_COMPONENTS) + "; network buffers: tm_memory('network') // tm_memory('segment'))"),
         _f("fixed_value", (1, 1), _fixed_value,
            "fixed_value(key): the value Flink 2.x hard-codes for a removed buffer option, else null"),
-        _f("network_buffers", (0, 0), _network_buffers,
-           "network_buffers(): network buffers per TaskManager (network memory / segment size)"),
         _f("buffers_required", (2, 2), _buffers_required,
            "buffers_required(parallelism, slots): buffers one TaskManager must hand out at start-up, worst "
            "case (one all-to-all exchange at that parallelism, every slot busy, every channel remote)"),

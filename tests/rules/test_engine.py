@@ -129,7 +129,7 @@ def test_catalog_functions() -> None:
 def test_model_functions_match_flink_figures() -> None:
     # 1728m process size => 4096 buffers of 32 KiB (flink-facts 2.5 worked values, TEFMU/PMU @1.20).
     doc = flat("taskmanager.memory.process.size: 1728m\n")
-    assert fn("network_buffers()", doc) == 4096
+    assert fn("tm_memory('network') // tm_memory('segment')", doc) == 4096
     assert fn('tm_memory("network")', doc) == 134217730
     assert fn("tm_memory_error()", doc) is None
     # One all-to-all exchange at p per slot: gate 2p+1, partition p+1 (InputGateSpecUtils, NettyShuffleUtils).
@@ -138,7 +138,7 @@ def test_model_functions_match_flink_figures() -> None:
     refused = flat("taskmanager.memory.process.size: 1728m\ntaskmanager.memory.task.heap.size: 2g\n"
                    "taskmanager.memory.managed.size: 1g\n")
     assert "is less than the sum of the derived Total Flink Memory" in str(fn("tm_memory_error()", refused))
-    assert fn("network_buffers()", flat("parallelism.default: 4\n")) is None
+    assert fn("tm_memory('network') // tm_memory('segment')", flat("parallelism.default: 4\n")) is None
 
 
 def test_network_too_small_uses_env_parallelism_and_slots() -> None:
