@@ -524,12 +524,14 @@ def _jm_derivation(ctx: RuleContext) -> tuple[object | None, str | None]:
     return _derivation(ctx, "jm")
 
 
-def _tm_memory_error(ctx: RuleContext) -> object:
-    return _tm_derivation(ctx)[1]
+_DERIVATIONS = {"taskmanager": "tm", "jobmanager": "jm"}
 
 
-def _jm_memory_error(ctx: RuleContext) -> object:
-    return _jm_derivation(ctx)[1]
+def _memory_error(ctx: RuleContext, process: object) -> object:
+    which = _DERIVATIONS.get(_text(process, "process"))
+    if which is None:
+        raise ConditionError(f"unknown process '{process}' (taskmanager or jobmanager)")
+    return _derivation(ctx, which)[1]
 
 
 _TM_COMPONENTS = ("process", "flink", "framework_heap", "framework_off_heap", "task_heap", "task_off_heap",
@@ -1055,10 +1057,9 @@ FUNCTIONS: Mapping[str, Function] = {
         _f("raw", (1, 1), _raw, "raw(key): the value text as written, or null"),
         _f("set_key", (1, 1), _set_key, "set_key(key): the key as written in the document (maybe an alias)"),
         # model
-        _f("tm_memory_error", (0, 0), _tm_memory_error,
-           "tm_memory_error(): Flink's own error text if TaskManager memory derivation fails, else null"),
-        _f("jm_memory_error", (0, 0), _jm_memory_error,
-           "jm_memory_error(): Flink's own error text if JobManager memory derivation fails, else null"),
+        _f("memory_error", (1, 1), _memory_error,
+           "memory_error(process): Flink's own error text if the memory derivation of process "
+           "('taskmanager' or 'jobmanager') fails, else null"),
         _f("tm_memory", (1, 1), _tm_memory,
            "tm_memory(component): derived TaskManager memory component in bytes ("
            + ", ".join(_TM_COMPONENTS) + "; network buffers: tm_memory('network') // tm_memory('segment'))"),

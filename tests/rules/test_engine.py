@@ -131,13 +131,20 @@ def test_model_functions_match_flink_figures() -> None:
     doc = flat("taskmanager.memory.process.size: 1728m\n")
     assert fn("tm_memory('network') // tm_memory('segment')", doc) == 4096
     assert fn('tm_memory("network")', doc) == 134217730
-    assert fn("tm_memory_error()", doc) is None
+    assert fn("memory_error('taskmanager')", doc) is None
     # One all-to-all exchange at p per slot: gate 2p+1, partition p+1 (InputGateSpecUtils, NettyShuffleUtils).
     assert fn("buffers_required(200, 4)", doc) == 4 * ((2 * 200 + 1) + (200 + 1))
     assert fn("buffers_required(null, 4)", doc) is None
     refused = flat("taskmanager.memory.process.size: 1728m\ntaskmanager.memory.task.heap.size: 2g\n"
                    "taskmanager.memory.managed.size: 1g\n")
-    assert "is less than the sum of the derived Total Flink Memory" in str(fn("tm_memory_error()", refused))
+    tm_error = fn("memory_error('taskmanager')", refused)
+    assert "is less than the sum of the derived Total Flink Memory" in str(tm_error)
+    jm_refused = flat("jobmanager.memory.process.size: 1g\njobmanager.memory.heap.size: 2g\n")
+    assert "is less than the sum of the derived Total Flink Memory" in str(fn("memory_error('jobmanager')",
+                                                                            jm_refused))
+    assert fn("memory_error('jobmanager')", flat("jobmanager.memory.process.size: 1600m\n")) is None
+    with pytest.raises(ConditionError, match="taskmanager or jobmanager"):
+        fn("memory_error('historyserver')", doc)
     assert fn("tm_memory('network') // tm_memory('segment')", flat("parallelism.default: 4\n")) is None
 
 
