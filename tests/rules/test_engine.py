@@ -304,6 +304,26 @@ def test_general_text_and_list_functions() -> None:
     # a value that swallowed the next line: the Flink key glued to the end of a word is found too
     assert fn('keys_in("truejobmanager.rpc.address: jm")') == ("jobmanager.rpc.address",)
     assert fn('keys_in("http://minio:9000")') == ()
+    assert fn('trim("  \'x\' ")') == "'x'"
+    assert fn('trim(trim(" \'x\' "), "\'")') == "x"
+    assert fn("trim(null)") is None
+
+
+def test_fact_tables_and_jvm_options() -> None:
+    # FTC072 reads JVM options by name and looks them up in a fact table (flinktune/rules/facts.py).
+    assert fn('jvm_options("-XX:+PrintGCDateStamps -Xincgc --illegal-access=permit -Xmx1g -Dx=1")') == (
+        "PrintGCDateStamps", "Xincgc", "illegal-access", "Xmx1g")
+    assert fn('jvm_options("-XX:MaxPermSize=256m \\"-XX:+UseParNewGC")') == ("MaxPermSize",)
+    assert fn('fact("removed_jvm_flags", "UseConcMarkSweepGC")') == {"jdk": 14,
+                                                                   "instead": "G1 (the default) or ZGC"}
+    assert fn('fact("removed_jvm_flags", "UseG1GC")') is None
+    assert fn('fact("reporter_factories", "org.apache.flink.metrics.jmx.JMXReporter")') == (
+        "org.apache.flink.metrics.jmx.JMXReporterFactory")
+    with pytest.raises(ConditionError, match="unknown fact table"):
+        fn('fact("no_such_table", "x")')
+    from flinktune.rules.facts import FACTS
+
+    assert all(table in FUNCTIONS["fact"].doc for table in FACTS)     # the functions reference names each
 
 
 def test_a_document_level_first_test_skips_a_key_rule_for_the_whole_document(tmp_path: Path) -> None:
