@@ -119,9 +119,11 @@ def _fact(_ctx: Any, table: object, key: object) -> object:
     """The entry for ``key`` in a fact table (flinktune/rules/facts.py), or null."""
     from flinktune.rules.facts import FACTS
 
-    found = FACTS.get(table) if isinstance(table, str) else None
+    if not isinstance(table, str):
+        raise ConditionError("fact() needs a table name")
+    found = FACTS.get(table)
     if found is None:
-        raise ConditionError(f"unknown fact table {table!r} (one of {', '.join(FACTS)})")
+        raise ConditionError(f"unknown fact table '{table[:80]}' (one of {', '.join(FACTS)})")
     return found.get(key) if isinstance(key, str) else None
 
 

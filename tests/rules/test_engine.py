@@ -321,6 +321,8 @@ def test_fact_tables_and_jvm_options() -> None:
         "org.apache.flink.metrics.jmx.JMXReporterFactory")
     with pytest.raises(ConditionError, match="unknown fact table"):
         fn('fact("no_such_table", "x")')
+    with pytest.raises(ConditionError, match="needs a table name"):
+        fn('fact(1, "x")')
     from flinktune.rules.facts import FACTS
 
     assert all(table in FUNCTIONS["fact"].doc for table in FACTS)     # the functions reference names each
