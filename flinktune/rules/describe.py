@@ -163,6 +163,9 @@ the bound data: every evaluation has a step budget and nesting is bounded.
 
 ### Functions
 
+The bundled rules keep functions general: a table of facts one rule needs (names, versions,
+replacements) is data in `flinktune/rules/facts.py`, read with `fact(table, key)`, not a new function.
+
 | function | what it returns |
 |---|---|
 """

@@ -524,16 +524,18 @@ def _jm_derivation(ctx: RuleContext) -> tuple[object | None, str | None]:
     return _derivation(ctx, "jm")
 
 
-def _tm_memory_error(ctx: RuleContext) -> object:
-    return _tm_derivation(ctx)[1]
+_DERIVATIONS = {"taskmanager": "tm", "jobmanager": "jm"}
 
 
-def _jm_memory_error(ctx: RuleContext) -> object:
-    return _jm_derivation(ctx)[1]
+def _memory_error(ctx: RuleContext, process: object) -> object:
+    which = _DERIVATIONS.get(_text(process, "process"))
+    if which is None:
+        raise ConditionError(f"unknown process '{process}' (taskmanager or jobmanager)")
+    return _derivation(ctx, which)[1]
 
 
 _TM_COMPONENTS = ("process", "flink", "framework_heap", "framework_off_heap", "task_heap", "task_off_heap",
-                  "managed", "network", "jvm_metaspace", "jvm_overhead")
+                  "managed", "network", "jvm_metaspace", "jvm_overhead", "segment")
 
 
 def _tm_memory(ctx: RuleContext, component: object) -> object:
@@ -551,11 +553,6 @@ def _component_bytes(derived: object, name: str) -> object:
     attr = {"process": "total_process_bytes", "flink": "total_flink_bytes"}.get(name, f"{name}_bytes")
     value = getattr(derived, attr, None)
     return None if value is None else int(value)
-
-
-def _network_buffers(ctx: RuleContext) -> object:
-    derived, _error = _tm_derivation(ctx)
-    return None if derived is None else derived.network_buffers  # type: ignore[attr-defined]
 
 
 def _fixed_value(ctx: RuleContext, key: object) -> object:
@@ -737,50 +734,17 @@ def _containerised(ctx: RuleContext) -> bool:
     return bool(ctx.memo(("containerised", None), compute))
 
 
-# JVM options a JDK no longer has, with the JDK that dropped them and what happens there.
-# Sources: JEP 158/271 (unified GC logging, JDK 9: the Print*/GC log rotation flags are gone),
-# JEP 214 (JDK 9: -Xincgc), JDK-8173421 (JDK 10: ParNew), JEP 363 (JDK 14: CMS, "support was
-# removed"), JEP 122 (JDK 8: PermGen), JEP 403 (JDK 17: --illegal-access).
-_REMOVED_JVM_FLAGS: dict[str, tuple[int, str]] = {
-    "PrintGCDateStamps": (9, "-Xlog:gc*:time"),
-    "PrintGCTimeStamps": (9, "-Xlog:gc*:uptime"),
-    "PrintGCApplicationStoppedTime": (9, "-Xlog:safepoint"),
-    "PrintGCApplicationConcurrentTime": (9, "-Xlog:safepoint"),
-    "PrintHeapAtGC": (9, "-Xlog:gc+heap=debug"),
-    "PrintTenuringDistribution": (9, "-Xlog:gc+age=trace"),
-    "PrintAdaptiveSizePolicy": (9, "-Xlog:gc+ergo*=trace"),
-    "PrintGCCause": (9, "-Xlog:gc"),
-    "UseGCLogFileRotation": (9, "-Xlog:gc*:file=<f>::filecount=N,filesize=M"),
-    "NumberOfGCLogFiles": (9, "-Xlog:...::filecount=N"),
-    "GCLogFileSize": (9, "-Xlog:...::filesize=M"),
-    "Xincgc": (9, "G1 (the default)"),
-    "UseParNewGC": (10, "G1 (the default)"),
-    "UseConcMarkSweepGC": (14, "G1 (the default) or ZGC"),
-    "CMSInitiatingOccupancyFraction": (14, "G1 options"),
-    "UseCMSInitiatingOccupancyOnly": (14, "G1 options"),
-    "CMSClassUnloadingEnabled": (14, "nothing (G1 unloads classes)"),
-    "CMSParallelRemarkEnabled": (14, "nothing"),
-    "PermSize": (8, "-XX:MetaspaceSize"),
-    "MaxPermSize": (8, "-XX:MaxMetaspaceSize (Flink sets it from jvm-metaspace.size)"),
-    "illegal-access": (17, "--add-opens for the packages that need it"),
-}
-_JVM_FLAG = re.compile(r"(?:^|\s)(?:-XX:[+-]?([A-Za-z]+)|-(Xincgc)\b|--(illegal-access)\b)")
+# The options of a JVM command line: -XX:[+-]Name (the name's letters), -X... and --name, each after
+# the start or whitespace (a value glued to another word is not an option).
+_JVM_OPTION = re.compile(r"(?:^|\s)(?:-XX:[+-]?([A-Za-z]+)|-(X\w+)|--([a-z][\w-]*))")
 
 
-def _removed_jvm_flags(_ctx: RuleContext, text: object, jdk: object = None) -> tuple[str, ...]:
-    """The options in a JVM command-line text that JDK ``jdk`` (any JDK after 8 when null) no
-    longer has, each as 'flag (gone in JDK N; use X)'. Empty when there are none."""
+def _jvm_options(_ctx: RuleContext, text: object) -> tuple[str, ...]:
+    """The names of the -XX, -X and -- options in a JVM command-line text, in order (PrintGCDateStamps
+    for -XX:+PrintGCDateStamps, Xincgc, illegal-access for --illegal-access=permit)."""
     if not isinstance(text, str):
         return ()
-    newest = int(_number(jdk, "jdk")) if jdk is not None else 99
-    out: list[str] = []
-    for match in _JVM_FLAG.finditer(text):
-        name = match.group(1) or match.group(2) or match.group(3)
-        if name in _REMOVED_JVM_FLAGS and not any(item.startswith(name + " ") for item in out):
-            gone_in, instead = _REMOVED_JVM_FLAGS[name]
-            if gone_in <= newest:
-                out.append(f"{name} (gone in JDK {gone_in}; use {instead})")
-    return tuple(out)
+    return tuple(m.group(1) or m.group(2) or m.group(3) for m in _JVM_OPTION.finditer(text))
 
 
 _JDK_IN_PATH = re.compile(
@@ -923,31 +887,6 @@ def _strip_suffix(_ctx: RuleContext, text: object, suffix: object) -> object:
     return value[: -len(tail)] if tail and value.endswith(tail) else value
 
 
-# Reporter classes whose factory Flink names (the @InstantiateViaFactory annotations of the
-# reporters in flink-metrics-*).
-_REPORTER_FACTORIES = {
-    "org.apache.flink.metrics.prometheus.PrometheusReporter":
-        "org.apache.flink.metrics.prometheus.PrometheusReporterFactory",
-    "org.apache.flink.metrics.prometheus.PrometheusPushGatewayReporter":
-        "org.apache.flink.metrics.prometheus.PrometheusPushGatewayReporterFactory",
-    "org.apache.flink.metrics.jmx.JMXReporter": "org.apache.flink.metrics.jmx.JMXReporterFactory",
-    "org.apache.flink.metrics.slf4j.Slf4jReporter": "org.apache.flink.metrics.slf4j.Slf4jReporterFactory",
-    "org.apache.flink.metrics.graphite.GraphiteReporter":
-        "org.apache.flink.metrics.graphite.GraphiteReporterFactory",
-    "org.apache.flink.metrics.influxdb.InfluxdbReporter":
-        "org.apache.flink.metrics.influxdb.InfluxdbReporterFactory",
-    "org.apache.flink.metrics.datadog.DatadogHttpReporter":
-        "org.apache.flink.metrics.datadog.DatadogHttpReporterFactory",
-    "org.apache.flink.metrics.statsd.StatsDReporter": "org.apache.flink.metrics.statsd.StatsDReporterFactory",
-}
-
-
-def _reporter_factory(_ctx: RuleContext, class_name: object) -> object:
-    if not isinstance(class_name, str):
-        return None
-    return _REPORTER_FACTORIES.get(class_name.strip().strip("\"'"))
-
-
 # What the last word of a key says about its value. A did-you-mean across two kinds (rest.bind-host ->
 # rest.bind-port) would put an address into a port, so such candidates are dropped.
 _WORD_KINDS = {
@@ -1060,17 +999,14 @@ FUNCTIONS: Mapping[str, Function] = {
         _f("raw", (1, 1), _raw, "raw(key): the value text as written, or null"),
         _f("set_key", (1, 1), _set_key, "set_key(key): the key as written in the document (maybe an alias)"),
         # model
-        _f("tm_memory_error", (0, 0), _tm_memory_error,
-           "tm_memory_error(): Flink's own error text if TaskManager memory derivation fails, else null"),
-        _f("jm_memory_error", (0, 0), _jm_memory_error,
-           "jm_memory_error(): Flink's own error text if JobManager memory derivation fails, else null"),
+        _f("memory_error", (1, 1), _memory_error,
+           "memory_error(process): Flink's own error text if the memory derivation of process "
+           "('taskmanager' or 'jobmanager') fails, else null"),
         _f("tm_memory", (1, 1), _tm_memory,
            "tm_memory(component): derived TaskManager memory component in bytes ("
-           + ", ".join(_TM_COMPONENTS) + ")"),
+           + ", ".join(_TM_COMPONENTS) + "; network buffers: tm_memory('network') // tm_memory('segment'))"),
         _f("fixed_value", (1, 1), _fixed_value,
            "fixed_value(key): the value Flink 2.x hard-codes for a removed buffer option, else null"),
-        _f("network_buffers", (0, 0), _network_buffers,
-           "network_buffers(): network buffers per TaskManager (network memory / segment size)"),
         _f("buffers_required", (2, 2), _buffers_required,
            "buffers_required(parallelism, slots): buffers one TaskManager must hand out at start-up, worst "
            "case (one all-to-all exchange at that parallelism, every slot busy, every channel remote)"),
@@ -1089,9 +1025,9 @@ FUNCTIONS: Mapping[str, Function] = {
         _f("containerised", (0, 0), _containerised,
            "containerised(): the document shows it runs in containers (manifest, docker/k8s path, service "
            "names, /opt/flink paths)"),
-        _f("removed_jvm_flags", (1, 2), _removed_jvm_flags,
-           "removed_jvm_flags(text, jdk): JVM options in text that JDK jdk (any after 8 if omitted) no "
-           "longer has, with the JDK that dropped each and its replacement"),
+        _f("jvm_options", (1, 1), _jvm_options,
+           "jvm_options(text): the names of the -XX, -X and -- options in a JVM command line, in order "
+           "(-XX:+PrintGCDateStamps -> PrintGCDateStamps, --illegal-access=deny -> illegal-access)"),
         _f("jdk", (0, 0), _jdk,
            "jdk(): the JDK major version the file shows (env.java.home; 11 for Flink 2.x), or null"),
         _f("deprecated_since", (1, 1), _deprecated_since,
@@ -1114,8 +1050,6 @@ FUNCTIONS: Mapping[str, Function] = {
         _f("synonym_key", (1, 1), _synonym_key,
            "synonym_key(key): the known key that differs only by a synonym in its last word "
            "(bind-host -> bind-address), or null"),
-        _f("reporter_factory", (1, 1), _reporter_factory,
-           "reporter_factory(class): the factory class of a Flink metric reporter class, or null"),
     )
 }
 

@@ -1,5 +1,6 @@
 """General rule-language helpers for lists and text (no Flink knowledge): the pieces conditions need to
-filter and combine plain data with list comprehensions."""
+filter and combine plain data with list comprehensions, and ``fact(table, key)``, the one lookup into the
+fact tables of flinktune/rules/facts.py."""
 
 from __future__ import annotations
 
@@ -105,6 +106,27 @@ def _prefixes(_ctx: Any, text: object, separator: object = ".") -> object:
     return tuple(separator.join(parts[:n]) for n in range(1, len(parts)))
 
 
+def _trim(_ctx: Any, text: object, chars: object = None) -> object:
+    """``text`` without leading and trailing whitespace, or without the given characters."""
+    if not isinstance(text, str):
+        return None
+    if chars is not None and not isinstance(chars, str):
+        raise ConditionError("trim() needs a text of characters")
+    return text.strip(chars)
+
+
+def _fact(_ctx: Any, table: object, key: object) -> object:
+    """The entry for ``key`` in a fact table (flinktune/rules/facts.py), or null."""
+    from flinktune.rules.facts import FACTS
+
+    if not isinstance(table, str):
+        raise ConditionError("fact() needs a table name")
+    found = FACTS.get(table)
+    if found is None:
+        raise ConditionError(f"unknown fact table '{table[:80]}' (one of {', '.join(FACTS)})")
+    return found.get(key) if isinstance(key, str) else None
+
+
 def _location(_ctx: Any, file: object, line: object = None, note: object = None) -> object:
     """A mapping {file, line, note}: a place a finding rests on (a rule's ``related``)."""
     if not isinstance(file, str):
@@ -132,6 +154,11 @@ GENERAL_FUNCTIONS: dict[str, Function] = {fn.name: fn for fn in (
     _f("join", (1, 2), _join, "join(list, separator): the items as one text, separated (default a space)"),
     _f("prefixes", (1, 2), _prefixes,
        "prefixes(name, separator): the leading parts of a dotted name, shortest first (a.b.c -> a, a.b)"),
+    _f("trim", (1, 2), _trim,
+       "trim(text, chars): text without leading and trailing whitespace (or the given characters)"),
+    _f("fact", (2, 2), _fact,
+       "fact(table, key): the entry for key in a fact table, or null: reporter_factories (reporter class -> "
+       "its factory class), removed_jvm_flags (option name as jvm_options gives it -> jdk, instead)"),
     _f("location", (1, 3), _location,
        "location(file, line, note): a place as a mapping (for a rule's related places)"),
 )}

@@ -129,16 +129,23 @@ def test_catalog_functions() -> None:
 def test_model_functions_match_flink_figures() -> None:
     # 1728m process size => 4096 buffers of 32 KiB (flink-facts 2.5 worked values, TEFMU/PMU @1.20).
     doc = flat("taskmanager.memory.process.size: 1728m\n")
-    assert fn("network_buffers()", doc) == 4096
+    assert fn("tm_memory('network') // tm_memory('segment')", doc) == 4096
     assert fn('tm_memory("network")', doc) == 134217730
-    assert fn("tm_memory_error()", doc) is None
+    assert fn("memory_error('taskmanager')", doc) is None
     # One all-to-all exchange at p per slot: gate 2p+1, partition p+1 (InputGateSpecUtils, NettyShuffleUtils).
     assert fn("buffers_required(200, 4)", doc) == 4 * ((2 * 200 + 1) + (200 + 1))
     assert fn("buffers_required(null, 4)", doc) is None
     refused = flat("taskmanager.memory.process.size: 1728m\ntaskmanager.memory.task.heap.size: 2g\n"
                    "taskmanager.memory.managed.size: 1g\n")
-    assert "is less than the sum of the derived Total Flink Memory" in str(fn("tm_memory_error()", refused))
-    assert fn("network_buffers()", flat("parallelism.default: 4\n")) is None
+    tm_error = fn("memory_error('taskmanager')", refused)
+    assert "is less than the sum of the derived Total Flink Memory" in str(tm_error)
+    jm_refused = flat("jobmanager.memory.process.size: 1g\njobmanager.memory.heap.size: 2g\n")
+    assert "is less than the sum of the derived Total Flink Memory" in str(fn("memory_error('jobmanager')",
+                                                                            jm_refused))
+    assert fn("memory_error('jobmanager')", flat("jobmanager.memory.process.size: 1600m\n")) is None
+    with pytest.raises(ConditionError, match="taskmanager or jobmanager"):
+        fn("memory_error('historyserver')", doc)
+    assert fn("tm_memory('network') // tm_memory('segment')", flat("parallelism.default: 4\n")) is None
 
 
 def test_network_too_small_uses_env_parallelism_and_slots() -> None:
@@ -297,6 +304,28 @@ def test_general_text_and_list_functions() -> None:
     # a value that swallowed the next line: the Flink key glued to the end of a word is found too
     assert fn('keys_in("truejobmanager.rpc.address: jm")') == ("jobmanager.rpc.address",)
     assert fn('keys_in("http://minio:9000")') == ()
+    assert fn('trim("  \'x\' ")') == "'x'"
+    assert fn('trim(trim(" \'x\' "), "\'")') == "x"
+    assert fn("trim(null)") is None
+
+
+def test_fact_tables_and_jvm_options() -> None:
+    # FTC072 reads JVM options by name and looks them up in a fact table (flinktune/rules/facts.py).
+    assert fn('jvm_options("-XX:+PrintGCDateStamps -Xincgc --illegal-access=permit -Xmx1g -Dx=1")') == (
+        "PrintGCDateStamps", "Xincgc", "illegal-access", "Xmx1g")
+    assert fn('jvm_options("-XX:MaxPermSize=256m \\"-XX:+UseParNewGC")') == ("MaxPermSize",)
+    assert fn('fact("removed_jvm_flags", "UseConcMarkSweepGC")') == {"jdk": 14,
+                                                                   "instead": "G1 (the default) or ZGC"}
+    assert fn('fact("removed_jvm_flags", "UseG1GC")') is None
+    assert fn('fact("reporter_factories", "org.apache.flink.metrics.jmx.JMXReporter")') == (
+        "org.apache.flink.metrics.jmx.JMXReporterFactory")
+    with pytest.raises(ConditionError, match="unknown fact table"):
+        fn('fact("no_such_table", "x")')
+    with pytest.raises(ConditionError, match="needs a table name"):
+        fn('fact(1, "x")')
+    from flinktune.rules.facts import FACTS
+
+    assert all(table in FUNCTIONS["fact"].doc for table in FACTS)     # the functions reference names each
 
 
 def test_a_document_level_first_test_skips_a_key_rule_for_the_whole_document(tmp_path: Path) -> None:
