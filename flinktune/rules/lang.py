@@ -343,7 +343,7 @@ class Condition(_Frozen):
 
 
 # ---------------------------------------------------------------------------------------------
-# Trees as plain tuples: the bundled rules' expressions ship parsed (flinktune/data/bundled_rules.trees,
+# Trees as plain tuples: the bundled rules' expressions ship parsed (flinktune/data/bundled_rules_trees.json,
 # tools/rules/build_bundled_data.py), since building a tree from tuples is several times quicker than
 # parsing its text, and a lint of one file otherwise spends a tenth of its time parsing.
 
@@ -364,7 +364,8 @@ def _register_shapes() -> None:
 
 
 def encode_tree(node: Node) -> tuple[object, ...]:
-    """``node`` as nested tuples of plain values (marshal-able); ``decode_tree`` inverts it."""
+    """``node`` as nested tuples of plain values (JSON-able); ``decode_tree`` inverts it (from tuples
+    or JSON's lists)."""
     tag, shape = _SHAPES[type(node)]
     out: list[object] = [tag, node.pos]
     for kind, name in zip(shape, node._fields[1:], strict=True):

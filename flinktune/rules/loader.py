@@ -407,9 +407,9 @@ def build_shipped_data() -> dict[str, Any]:
     return {"schema": shipped_schema_digest(), "files": files}
 
 
-# The bundled rules' expressions, parsed (flinktune/data/bundled_rules.trees, written with the data
+# The bundled rules' expressions, parsed (flinktune/data/bundled_rules_trees.json, written with the data
 # above): used while the parser (lang.py) is the one that wrote them.
-TREES_FILE = _HERE.parent / "data" / "bundled_rules.trees"
+TREES_FILE = _HERE.parent / "data" / "bundled_rules_trees.json"
 _trees_loaded = False
 
 
@@ -425,11 +425,9 @@ def _use_shipped_trees() -> None:
     if _trees_loaded:
         return
     _trees_loaded = True
-    import marshal
-
     try:
-        data = marshal.loads(TREES_FILE.read_bytes())
-    except (OSError, EOFError, ValueError, TypeError):
+        data = json.loads(TREES_FILE.read_bytes())
+    except (OSError, ValueError):
         return
     if isinstance(data, dict) and data.get("parser") == _parser_digest() \
             and isinstance(data.get("trees"), dict):

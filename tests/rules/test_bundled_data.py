@@ -52,14 +52,13 @@ def test_an_edited_bundled_rule_is_validated_again() -> None:
 
 
 def test_shipped_trees_are_up_to_date_and_equal_the_parsed_expressions() -> None:
-    import marshal
-
     from flinktune.rules.lang import decode_tree, parse
     from flinktune.rules.loader import TREES_FILE, build_shipped_trees
 
-    shipped = marshal.loads(TREES_FILE.read_bytes())
-    assert shipped == build_shipped_trees(), (
-        "flinktune/data/bundled_rules.trees is out of date: run  python tools/rules/build_bundled_data.py")
+    shipped = json.loads(TREES_FILE.read_text(encoding="utf-8"))
+    assert shipped == json.loads(json.dumps(build_shipped_trees())), (
+        "flinktune/data/bundled_rules_trees.json is out of date: run  "
+        "python tools/rules/build_bundled_data.py")
     for source, encoded in shipped["trees"].items():
         assert decode_tree(encoded) == parse(source).root, source
 

@@ -1,5 +1,5 @@
 """Write flinktune/data/bundled_rules.json: the validated data of the bundled rules, and
-flinktune/data/bundled_rules.trees: their expressions, parsed (a lint then builds them from tuples).
+flinktune/data/bundled_rules_trees.json: their expressions, parsed (a lint then builds them from tuples).
 
 With it, a machine that has never run flinktune (a CI container) lints without importing pydantic:
 the loader uses an entry only when the rule file's bytes and the validation code (schema.py,
@@ -12,7 +12,6 @@ Usage (from the repository root):  python tools/rules/build_bundled_data.py
 from __future__ import annotations
 
 import json
-import marshal
 import sys
 from pathlib import Path
 
@@ -34,7 +33,7 @@ def main() -> None:
     SHIPPED_FILE.write_text("\n".join(lines) + "\n", encoding="utf-8")
     print(f"wrote {SHIPPED_FILE} ({len(entries)} rules)")
     trees = build_shipped_trees()
-    TREES_FILE.write_bytes(marshal.dumps(trees))
+    TREES_FILE.write_text(json.dumps(trees, separators=(',', ':')) + "\n", encoding="utf-8")
     print(f"wrote {TREES_FILE} ({len(trees['trees'])} expressions)")
 
 
