@@ -177,7 +177,33 @@ def _note_version(finding: Finding, source: str, detail: str, version: Any, rule
     said = (f"inferred: {detail}" if source == "inferred"
             else f"judged at Flink {version}, the default: nothing names the file's version")
     note = f" ({said}; state it with `# flinktune: flink-version=` or --flink-version)"
+    older = _rename_breaks(finding.fix)
+    if older is not None:
+        # The rename is right only from the version that reads the new key: on an older release the
+        # new key is ignored, so renaming would drop the setting. Not applied by --fix, and said as
+        # info, until the file names its version.
+        from flinktune.change import Applicability
+        from flinktune.findings import Severity
+
+        note = (f" ({said}; Flink {older} and earlier, which also read this key, do not read "
+                f"'{finding.fix.new_key}', so rename it only on a release that does; "  # type: ignore[union-attr]
+                "state it with `# flinktune: flink-version=` or --flink-version)")
+        return replace(finding, message=finding.message + note, severity=Severity.INFO,
+                       fix=replace(finding.fix, applicability=Applicability.MANUAL))
     return replace(finding, message=finding.message + note)
+
+
+def _rename_breaks(fix: Change | None) -> Any:
+    """The newest release that reads a rename's old key but not its new one (the file, whose version
+    nobody named, may be for it), or None when the rename is right in every release that reads the key."""
+    if fix is None or fix.action != "rename" or not fix.new_key:
+        return None
+    from flinktune.config.catalog import load_catalog
+
+    catalog = load_catalog()
+    old_readers, new_readers = catalog.versions_with(fix.key), set(catalog.versions_with(fix.new_key))
+    missing = [v for v in old_readers if v not in new_readers]
+    return max(missing) if missing else None
 
 
 def _lint_file(path: str, ruleset: Any, options: LintOptions, run: _DeploymentRun | None = None,

@@ -44,3 +44,29 @@ def test_a_finding_that_holds_in_every_version_adds_no_note(tmp_path: Path) -> N
     conf.write_text("taskmanager.numberOfTaskSlotz: 2\n", encoding="utf-8")
     messages = _messages(conf)
     assert messages and all(NOTE not in m for m in messages.values()), messages
+
+
+def test_a_rename_older_releases_cannot_read_is_info_and_not_applied_at_an_unstated_version(
+        tmp_path: Path) -> None:
+    """execution.checkpointing.dir exists only from 1.20 (CheckpointingOptions @1.20; before, the
+    catalog has only state.checkpoints.dir): renaming on a 1.19 cluster would drop the setting, since
+    Flink ignores keys it does not know. Unstated version: info, manual, not written by --fix."""
+    from flinktune.change import Applicability
+    from flinktune.findings import Severity
+
+    conf = tmp_path / "flink-conf.yaml"
+    text = "state.checkpoints.dir: s3://bucket/cp\ntaskmanager.numberOfTaskSlots: 2\n"
+    conf.write_text(text)
+    finding = next(f for f in lint_paths([str(conf)], LintOptions()).findings if f.code == "FTC003")
+    assert finding.severity is Severity.INFO
+    assert finding.fix is not None and finding.fix.applicability is Applicability.MANUAL
+    assert "Flink 1.19 and earlier, which also read this key, do not read 'execution.checkpointing.dir'" \
+        in finding.message
+    lint_paths([str(conf)], LintOptions(fix=True))
+    assert conf.read_text() == text
+    # Stated: the usual warning and a safe rename that --fix applies.
+    stated = lint_paths([str(conf)], LintOptions(flink_version=parse_version("1.20")))
+    finding = next(f for f in stated.findings if f.code == "FTC003")
+    assert finding.severity is Severity.WARNING and finding.fix.applicability is Applicability.SAFE  # type: ignore[union-attr]
+    lint_paths([str(conf)], LintOptions(fix=True, flink_version=parse_version("1.20")))
+    assert "execution.checkpointing.dir: s3://bucket/cp" in conf.read_text()
