@@ -98,6 +98,8 @@ def _run(command: list[str], what: str) -> None:
 def _source_tree(work: Path, revision: str | None) -> Path:
     """The working tree's tracked and new files (``revision`` None), else an archive of ``revision``."""
     tree = work / ("tree" if revision is None else f"tree-{revision}")
+    if tree.is_dir():
+        return tree               # both installs of one run use the same tree
     if revision is not None:
         tree.mkdir(parents=True)
         archive = subprocess.run(["git", "archive", revision], cwd=ROOT, capture_output=True,

@@ -16,7 +16,7 @@ from __future__ import annotations
 import functools
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
@@ -297,6 +297,24 @@ class Catalog:
         found.sort(key=lambda item: -item[1])
         return tuple(key for key, _ in found)
 
+    @functools.cached_property
+    def _templates_by_head(self) -> dict[str | None, tuple[tuple[int, str], ...]]:
+        """The templates by the first segment of their literal prefix (None: they start with a
+        placeholder), each with its place in ``_templates``: a key is tried only against the
+        templates that can match it, in the same order."""
+        index: dict[str | None, list[tuple[int, str]]] = {}
+        for place, template in enumerate(self._templates):
+            prefix, _ = _affixes(template)
+            head = prefix.split(".", 1)[0] if "." in prefix else None
+            index.setdefault(head, []).append((place, template))
+        return {head: tuple(found) for head, found in index.items()}
+
+    def _templates_for(self, key: str) -> list[str]:
+        by_head = self._templates_by_head
+        found = [*by_head.get(key.split(".", 1)[0], ()), *by_head.get(None, ())]
+        found.sort()
+        return [template for _, template in found]
+
     # ------------------------------------------------------------------ lookup
 
     def lookup(self, key: str, version: FlinkVersion) -> KeyStatus:
@@ -342,7 +360,7 @@ class Catalog:
         known = self._known_indexes(key)
         template = None
         if not known:
-            template = next((t for t in self._templates if _pattern_matches(t, key)), None)
+            template = next((t for t in self._templates_for(key) if _pattern_matches(t, key)), None)
             if template is not None:
                 known = self._known_indexes(template)
         lookup_key = template or key
@@ -526,17 +544,25 @@ class Catalog:
         keys = [k for k in self.option_keys(version) if "<" not in k]
         return keys + [k for k in self.alias_keys(version) if k not in self._options]
 
-    def _segment_index(self, version: FlinkVersion) -> dict[str, tuple[str, ...]]:
+    def _segment_index(self, version: FlinkVersion) -> Mapping[str, tuple[str, ...]]:
+        """Lower-case key segment -> the keys of ``version`` that have it."""
         cache_key = ("<segments>", version)
         cached = self._cache.get(cache_key)
         if cached is None:
-            index: dict[str, list[str]] = {}
-            for key in self._suggestable(version):
-                for segment in set(key.lower().split(".")):
-                    index.setdefault(segment, []).append(key)
-            cached = {segment: tuple(found) for segment, found in index.items()}
-            self._cache[cache_key] = cached
-        return cached
+            cached = self._cache[cache_key] = _VersionSegments(self._all_segments,
+                                                               frozenset(self._suggestable(version)))
+        return cached  # type: ignore[no-any-return]
+
+    @functools.cached_property
+    def _all_segments(self) -> dict[str, tuple[str, ...]]:
+        """The segment index over every version's keys, built once: a lint of files written for
+        several releases would otherwise split the same keys once per release."""
+        keys = dict.fromkeys(k for v in self.versions for k in self._suggestable(v))
+        index: dict[str, list[str]] = {}
+        for key in keys:
+            for segment in set(key.lower().split(".")):
+                index.setdefault(segment, []).append(key)
+        return {segment: tuple(found) for segment, found in index.items()}
 
     @staticmethod
     def _segment_matches(wanted: str, candidates: list[str], limit: int) -> list[str]:
@@ -548,6 +574,24 @@ class Catalog:
             if overlap >= 0.5:
                 scored.append((-overlap, candidate))
         return [c for _, c in sorted(scored)[:limit]]
+
+
+class _VersionSegments(Mapping[str, tuple[str, ...]]):
+    """The keys of one version in a segment index of all versions (filtered when a segment is read)."""
+
+    def __init__(self, index: dict[str, tuple[str, ...]], keys: frozenset[str]) -> None:
+        self._index = index
+        self._keys = keys
+
+    def __getitem__(self, segment: str) -> tuple[str, ...]:
+        keys = self._keys
+        return tuple(key for key in self._index[segment] if key in keys)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._index)
+
+    def __len__(self) -> int:
+        return len(self._index)
 
 
 def _close_matches(word: str, possibilities: list[str], n: int, cutoff: float) -> list[str]:

@@ -22,12 +22,12 @@ from collections.abc import Mapping
 from typing import Any
 
 from flinktune.rules.general_functions import function as _f
-from flinktune.rules.lang import Function
+from flinktune.rules.lang import Function, to_value
 
-_NO_DEPLOYMENT: dict[str, object] = {
+_NO_DEPLOYMENT: Mapping[str, object] = to_value({  # type: ignore[assignment]
     "seen": False, "files": (), "completeness": None, "completeness_detail": "", "version": None,
     "processes": (), "cluster": (), "taskmanagers": 0, "taskmanagers_known": False, "services": (),
-}
+})
 
 
 def _placement(ctx: Any) -> Any:
@@ -63,7 +63,7 @@ def _deployment(ctx: Any) -> object:
     def compute() -> object:
         from flinktune.deployment.access import placement_map
 
-        return placement_map(placement)
+        return to_value(placement_map(placement))   # converted once, read by many rules
 
     return ctx.memo(("deployment", None), compute)
 

@@ -22,7 +22,7 @@ from typing import Any
 from flinktune.config.types import ConfigDocument, ConfigEntry
 from flinktune.errors import ConditionError, FlinktuneError
 from flinktune.releases import BUFFERS_FIXED, JAVA_11_MINIMUM
-from flinktune.rules.lang import Function, truthy
+from flinktune.rules.lang import Function, to_value, truthy
 from flinktune.rules.template import format_value
 from flinktune.units import (
     parse_bool,
@@ -657,7 +657,8 @@ def _network_fit(ctx: RuleContext) -> object:
         })
         return out
 
-    return ctx.memo(("network-fit", None), compute)
+    # converted to the language's values once (FTC030 and FTC034 read its fields many times)
+    return ctx.memo(("network-fit", None), lambda: to_value(compute()))
 
 
 # ---------------------------------------------------------------------------------------------

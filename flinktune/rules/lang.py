@@ -771,23 +771,39 @@ def check_constants(condition: Condition) -> list[str]:
 # Values
 
 
+class PlainMapping(dict):  # type: ignore[type-arg]
+    """A mapping ``to_value`` made: plain all the way down, so converting it again returns it as is
+    (a function's memoised result, read by many rules, is converted once)."""
+
+    __slots__ = ()
+
+
+class PlainList(tuple):  # type: ignore[type-arg]
+    """A list ``to_value`` made (see PlainMapping)."""
+
+    __slots__ = ()
+
+
 def to_value(obj: object, *, depth: int = 0) -> Value:
     """Turn bound data into the language's plain values; anything else becomes its text."""
+    kind = type(obj)
+    if kind is PlainMapping or kind is PlainList or kind is str or obj is None:
+        return obj  # type: ignore[return-value]
     if depth > 12:
         raise ConditionError("bound data nests too deeply")
-    if obj is None or isinstance(obj, bool | str):
+    if isinstance(obj, bool | str):
         return obj
     if isinstance(obj, int):
         return obj
     if isinstance(obj, float):
         return obj
     if isinstance(obj, Mapping):
-        return {str(k): to_value(v, depth=depth + 1) for k, v in obj.items()}
+        return PlainMapping({str(k): to_value(v, depth=depth + 1) for k, v in obj.items()})
     if isinstance(obj, list | tuple | set | frozenset):
         items = list(obj)
         if len(items) > MAX_LIST_ITEMS:
             raise ConditionError(f"bound list has more than {MAX_LIST_ITEMS} items")
-        return tuple(to_value(v, depth=depth + 1) for v in items)
+        return PlainList(to_value(v, depth=depth + 1) for v in items)
     # Enums, numpy scalars and the like: expose their plain form only.
     plain = getattr(obj, "value", None)
     if isinstance(plain, str | int | float | bool):
