@@ -145,6 +145,13 @@ def main() -> None:
         old = b["overall"] if b else None
         lines.append(f"| {title} | {_pct(old, 'precision')} | {_pct(old, 'recall')} "
                      f"| {_pct(a['overall'], 'precision')} | {_pct(a['overall'], 'recall')} |")
+    gating = [tuple(r) for r in after_rows["command_line"] if r[4] in ("warning", "error")]
+    gate = scoring.score(labels, gating)
+    lines += ["", "Of the findings a CI gate fails on at the default `--fail-on warning` (warnings and "
+              "errors), "
+              f"as the command line lints: precision {gate.precision:.1%} ({gate.matched_findings}/"
+              f"{gate.findings}); the others are info, such as a deprecation that holds only from a "
+              "release the file does not name."]
     for name, title in RUNS:
         b, a = scored[name]["before"], scored[name]["after"]
         lines += ["", f"### Per class, {title}", "",
