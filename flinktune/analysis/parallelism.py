@@ -12,7 +12,9 @@ Target rate of each source, first found wins:
 3. measured: the source's backlog (``pendingRecords``) grew, so it receives what it emits plus
    that growth (the autoscaler's target data rate, ``inputRate + lagRate``);
 4. estimated: what the sources would emit if nothing were back-pressured, ``out / (1 - bp)`` per
-   subtask. This only removes today's back pressure: it is no goal, and the report says so.
+   subtask. This only removes today's back pressure: it is no goal, and the report says so. It is
+   shown but not acted on when the sources are back-pressured over 90% of the time, or idle 10% or
+   more (they wait for a rate limit or their input and catch up in between, so the formula overstates).
 
 Parallelism will not help, and none is proposed, when back pressure starts at the network (a
 saturated link, too few credits: buffers or the link are the fix), when the origin's input is
@@ -24,7 +26,12 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from flinktune.analysis.capacity import UNBLOCKED_RELIABLE_BACKPRESSURE, VertexRates, vertex_rates
+from flinktune.analysis.capacity import (
+    UNBLOCKED_MAX_IDLE,
+    UNBLOCKED_RELIABLE_BACKPRESSURE,
+    VertexRates,
+    vertex_rates,
+)
 from flinktune.analysis.facts import VertexFacts
 from flinktune.analysis.plan import JobPlan
 from flinktune.errors import UsageError
@@ -71,7 +78,8 @@ class TargetRate:
     name: str
     per_s: float
     basis: str          # stated | stated-per-subtask | backlog | unblocked
-    reliable: bool = True   # False: an unblocked estimate from a source back-pressured most of the time
+    reliable: bool = True   # False: an unblocked estimate from a source back-pressured most of the
+    #                         time, or one that is also idle (capacity.UNBLOCKED_MAX_IDLE)
 
     @property
     def text(self) -> str:
@@ -186,7 +194,8 @@ def _targets(sources: Sequence[VertexRates], options: ScalingOptions) -> list[Ta
                                   "backlog"))
         elif (unblocked := s.unblocked_output_per_s) is not None:
             out.append(TargetRate(s.vertex_key, s.name, unblocked, "unblocked",
-                                  (s.backpressured_max or 0.0) <= UNBLOCKED_RELIABLE_BACKPRESSURE))
+                                  (s.backpressured_max or 0.0) <= UNBLOCKED_RELIABLE_BACKPRESSURE
+                                  and (s.idle_mean or 0.0) < UNBLOCKED_MAX_IDLE))
     return out
 
 
@@ -250,9 +259,17 @@ def advise_parallelism(vertices: Sequence[VertexFacts], plan: JobPlan | None, or
     if rough:
         rough_keys = {t.vertex_key for t in rough}
         worst = max((r.backpressured_max or 0.0) for r in sources if r.vertex_key in rough_keys)
-        withheld = (f"the sources are back-pressured {worst:.0%} of the time, so what they would send "
-                    "unblocked is not measurable from this dump (the figures are rough); state the target "
-                    "rate (--target-rate NAME=RATE, or --rate per producer subtask) to size the parallelism")
+        idle = max((r.idle_mean or 0.0) for r in sources if r.vertex_key in rough_keys)
+        state = ("state the target rate (--target-rate NAME=RATE, or --rate per producer subtask) to size "
+                 "the parallelism")
+        if worst <= UNBLOCKED_RELIABLE_BACKPRESSURE and idle >= UNBLOCKED_MAX_IDLE:
+            withheld = (f"the sources are idle {idle:.0%} of the time besides back-pressured {worst:.0%}: "
+                        "they wait for their input (a rate limit, an empty partition) and catch up in "
+                        "between, so back pressure is not all that holds them back and out / (1 - bp) "
+                        f"overstates what they would send; {state}")
+        else:
+            withheld = (f"the sources are back-pressured {worst:.0%} of the time, so what they would send "
+                        f"unblocked is not measurable from this dump (the figures are rough); {state}")
     ids = {v.vertex_key: (v.vertex_id or v.vertex_key) for v in vertices}
     return ParallelismAdvice(rates, tuple(targets), scaling, blocked, tuple(notes), withheld=withheld,
                              vertex_ids=ids)
