@@ -14,7 +14,8 @@ Target rate of each source, first found wins:
 4. estimated: what the sources would emit if nothing were back-pressured, ``out / (1 - bp)`` per
    subtask. This only removes today's back pressure: it is no goal, and the report says so. It is
    shown but not acted on when the sources are back-pressured over 90% of the time, or idle 10% or
-   more (they wait for a rate limit or their input and catch up in between, so the formula overstates).
+   more while back-pressured above OK (10%): they wait for a rate limit or their input and catch up in
+   between, so the formula overstates.
 
 Parallelism will not help, and none is proposed, when back pressure starts at the network (a
 saturated link, too few credits: buffers or the link are the fix), when the origin's input is
@@ -27,7 +28,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from flinktune.analysis.capacity import (
-    UNBLOCKED_MAX_IDLE,
     UNBLOCKED_RELIABLE_BACKPRESSURE,
     VertexRates,
     vertex_rates,
@@ -195,7 +195,7 @@ def _targets(sources: Sequence[VertexRates], options: ScalingOptions) -> list[Ta
         elif (unblocked := s.unblocked_output_per_s) is not None:
             out.append(TargetRate(s.vertex_key, s.name, unblocked, "unblocked",
                                   (s.backpressured_max or 0.0) <= UNBLOCKED_RELIABLE_BACKPRESSURE
-                                  and (s.idle_mean or 0.0) < UNBLOCKED_MAX_IDLE))
+                                  and not s.waits_for_input))
     return out
 
 
@@ -259,10 +259,11 @@ def advise_parallelism(vertices: Sequence[VertexFacts], plan: JobPlan | None, or
     if rough:
         rough_keys = {t.vertex_key for t in rough}
         worst = max((r.backpressured_max or 0.0) for r in sources if r.vertex_key in rough_keys)
-        idle = max((r.idle_mean or 0.0) for r in sources if r.vertex_key in rough_keys)
+        waiting = [r for r in sources if r.vertex_key in rough_keys and r.waits_for_input]
+        idle = max((r.idle_mean or 0.0) for r in waiting) if waiting else 0.0
         state = ("state the target rate (--target-rate NAME=RATE, or --rate per producer subtask) to size "
                  "the parallelism")
-        if worst <= UNBLOCKED_RELIABLE_BACKPRESSURE and idle >= UNBLOCKED_MAX_IDLE:
+        if worst <= UNBLOCKED_RELIABLE_BACKPRESSURE and waiting:
             withheld = (f"the sources are idle {idle:.0%} of the time besides back-pressured {worst:.0%}: "
                         "they wait for their input (a rate limit, an empty partition) and catch up in "
                         "between, so back pressure is not all that holds them back and out / (1 - bp) "

@@ -50,3 +50,11 @@ def test_idle_time_comes_back_from_busy_and_back_pressure_when_not_reported() ->
     advice = _advice({"busyTimeMsPerSecond": "6%", "backPressuredTimeMsPerSecond": "64%"})
     (target,) = advice.targets
     assert not target.reliable
+
+
+def test_an_idle_source_that_is_not_back_pressured_sends_what_it_gets() -> None:
+    # Back pressure at or below OK (10%): out / (1 - bp) is within 11% of out, whatever the idle time.
+    advice = _advice({"busyTimeMsPerSecond": "5%", "backPressuredTimeMsPerSecond": "0%",
+                      "idleTimeMsPerSecond": "95%"})
+    (target,) = advice.targets
+    assert target.reliable and abs(target.per_s - 10_000) < 1
