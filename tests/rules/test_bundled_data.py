@@ -27,6 +27,15 @@ def test_shipped_data_is_up_to_date() -> None:
         "flinktune/data/bundled_rules.json is out of date: run  python tools/rules/build_bundled_data.py")
 
 
+def _probe(code: str, cache: Path) -> list[str]:
+    """What ``code`` prints in a fresh interpreter with an empty rule cache."""
+    env = {**os.environ, "FLINKTUNE_CACHE_DIR": str(cache)}
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
+                            timeout=120)
+    assert result.returncode == 0, result.stderr
+    return result.stdout.split()
+
+
 def test_first_run_on_a_fresh_machine_imports_neither_pydantic_nor_yaml(tmp_path: Path) -> None:
     probe = (
         "import sys\n"
@@ -34,11 +43,7 @@ def test_first_run_on_a_fresh_machine_imports_neither_pydantic_nor_yaml(tmp_path
         "ruleset = load_rules()\n"
         "print(len(ruleset), 'pydantic' in sys.modules, 'yaml' in sys.modules)\n"
     )
-    env = {**os.environ, "FLINKTUNE_CACHE_DIR": str(tmp_path / "empty-cache")}
-    result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env,
-                            timeout=120)
-    assert result.returncode == 0, result.stderr
-    assert result.stdout.split() == [str(len(bundled_rule_texts())), "False", "False"]
+    assert _probe(probe, tmp_path / "empty-cache") == [str(len(bundled_rule_texts())), "False", "False"]
 
 
 def test_an_edited_bundled_rule_is_validated_again() -> None:
@@ -76,9 +81,5 @@ def test_a_lint_builds_the_bundled_expressions_from_the_shipped_trees(tmp_path: 
         "    [c.root for _, c in rule.lets]\n"
         "print(len(calls), len(lang._PARSED))\n"
     )
-    env = {**os.environ, "FLINKTUNE_CACHE_DIR": str(tmp_path / "cache")}
-    result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env,
-                            timeout=120)
-    assert result.returncode == 0, result.stderr
-    parsed, shipped = (int(n) for n in result.stdout.split())
+    parsed, shipped = (int(n) for n in _probe(probe, tmp_path / "cache"))
     assert parsed == 0 and shipped > 300
