@@ -77,6 +77,8 @@ class Finding:
             "why": self.why,
             "fix": None if fix is None else {
                 "action": fix.action, "key": fix.key, "value": fix.value, "new_key": fix.new_key,
+                # what --fix does with it: safe is applied, unsafe and manual are only shown
+                "applicability": fix.applicability.value,
             },
             "references": list(self.references),
             "evidence": dict(self.evidence),

@@ -64,7 +64,8 @@ class FixSpec(_Frozen):
             data["value"] = self.value
         if self.new_key is not None:
             data["new_key"] = self.new_key
-        data["safe"] = self.safe
+        data["safe"] = self.safe              # kept for readers of the older output
+        data["applicability"] = self.applicability
         return data
 
 

@@ -14,7 +14,7 @@ def test_json_document(sample_result: LintResult) -> None:
     first = doc["findings"][0]
     assert (first["code"], first["line"], first["key"]) == ("FTC001", 3, "taskmanager.network.memory.min")
     assert first["fix"] == {"action": "rename", "key": "taskmanager.network.memory.min", "value": None,
-                            "new_key": "taskmanager.memory.network.min"}
+                            "new_key": "taskmanager.memory.network.min", "applicability": "safe"}
     assert doc["findings"][2]["line"] is None
     assert doc["problems"] == [{"file": "bad.yaml", "line": 7,
                                 "message": "invalid YAML: mapping values are not allowed here"}]
