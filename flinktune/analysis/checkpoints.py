@@ -78,10 +78,14 @@ class CheckpointLog:
     checkpoints: tuple[Checkpoint, ...]
     counts: tuple[CheckpointCounts, ...] = ()
 
-    def completed_between(self, start_ms: int | None, end_ms: int | None) -> tuple[Checkpoint, ...]:
+    def completed_between(
+        self, start_ms: int | None, end_ms: int | None, *, started_inside: bool = False
+    ) -> tuple[Checkpoint, ...]:
         """Completed checkpoints (no savepoints) that completed in [start_ms, end_ms] (while the
         metrics analysed were recorded; a checkpoint triggered just before the window still ends
-        in it), in completion order."""
+        in it), in completion order. ``started_inside``: only those triggered at or after
+        ``start_ms`` too (a checkpoint's duration reflects the in-flight data when its barrier
+        was injected, so one triggered during a warm-up measures the warm-up)."""
         out = []
         for c in self.checkpoints:
             if c.status != "COMPLETED" or c.savepoint or c.duration_ms is None:
@@ -92,6 +96,10 @@ class CheckpointLog:
                 continue
             if (start_ms is not None and done < start_ms) or (end_ms is not None and done > end_ms):
                 continue
+            if started_inside and start_ms is not None:
+                started = c.trigger_ms if c.trigger_ms is not None else done - c.duration_ms
+                if started < start_ms:
+                    continue
             out.append((done, c))
         return tuple(c for _done, c in sorted(out, key=lambda pair: (pair[0], pair[1].id or 0)))
 

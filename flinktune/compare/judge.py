@@ -150,10 +150,12 @@ def _skew_of(matrix: np.ndarray, valid: np.ndarray) -> Callable[[slice], float]:
 def _checkpoint_values(
     log: CheckpointLog | None, window: tuple[int, int] | None
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Durations (s), full sizes (B) and completion times of the checkpoints completed in the window."""
+    """Durations (s), full sizes (B) and completion times of the checkpoints triggered and completed
+    in the window (after the warm-up: the first checkpoints of a run wait behind buffers that are
+    still filling, and one that straddles the warm-up's end made a side's durations a ramp)."""
     if log is None:
         return np.zeros(0), np.zeros(0), np.zeros(0)
-    done = log.completed_between(*(window or (None, None)))
+    done = log.completed_between(*(window or (None, None)), started_inside=True)
     duration = np.array([c.duration_ms / 1000.0 if c.duration_ms is not None else np.nan for c in done])
     size = np.array([c.full_size_bytes if c.full_size_bytes is not None else np.nan for c in done])
     when = np.array([float(c.ack_ms if c.ack_ms is not None else (c.trigger_ms or 0) + (c.duration_ms or 0))

@@ -85,6 +85,33 @@ def test_known_deltas_are_called_in_the_right_direction() -> None:
     assert comparison.headline.startswith("MIXED: throughput worse -50%")
 
 
+def test_checkpoints_started_in_the_warm_up_are_not_counted() -> None:
+    """Real Flink, the slow-sink closed loop on a CI machine: BEFORE's checkpoints ramp 5, 9, 14, 15.7 s
+    while buffers fill, and the ones that straddled the warm-up's end turned a 15 s -> 3 s change into
+    an interval too wide to judge. Counted from their trigger, only the settled ones remain."""
+    import dataclasses
+
+    from flinktune.analysis.checkpoints import Checkpoint, CheckpointLog
+
+    def with_log(run, durations_s: list[float], first_trigger_ms: int):  # type: ignore[no-untyped-def]
+        checkpoints, trigger = [], first_trigger_ms
+        for i, d in enumerate(durations_s):
+            checkpoints.append(Checkpoint(i + 1, "COMPLETED", False, trigger, trigger + int(d * 1000),
+                                          d * 1000, 1e6, 1e6))
+            trigger += int(d * 1000) + 50
+        return dataclasses.replace(run, checkpoints=CheckpointLog("j", "job", "rest", tuple(checkpoints)))
+
+    before, after = _job(20), _job(21, label="after")
+    start_ms = before.job.window_ms[0]
+    # The first three start before the window (the warm-up); the third completes inside it.
+    before = with_log(before, [5.0, 8.7, 14.2, 15.7, 15.7, 15.8, 15.6], start_ms - 20_000)
+    after = with_log(after, [3.0, 2.9, 3.1, 2.9, 3.0, 2.8, 3.0], after.job.window_ms[0])
+    comparison = compare_runs(before, after)
+    duration = _by_name(comparison, None, "checkpoint_duration")
+    assert comparison.before.checkpoints == 3 and duration.before == pytest.approx(15.7)
+    assert duration.verdict == fg.BETTER and duration.high < 0, duration
+
+
 def test_a_change_below_the_floor_is_not_called() -> None:
     """+3% throughput is real here (tiny noise) but under the 5% a change must reach."""
     before = _job(4, rate=1000.0, phi=0.0)

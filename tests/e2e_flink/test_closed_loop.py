@@ -159,11 +159,13 @@ DEBLOAT_COST = 0.10        # the largest throughput drop the slow-sink loop acce
 # skips that. (The test this replaces read the sink's rate once per run, 12 s of one counter, AFTER's
 # within its first ~30 s, against a fixed 10% tolerance: it failed on a loaded CI machine, 18,547 ->
 # 15,584 records/s. compare judges the rate after the warm-up against the noise of both runs.)
-# BEFORE's aligned checkpoints take ~19 s each, so 90 s hold at least three after the
-# warm-up; with debloating they take ~3 s, and 50 s hold enough (at 40 s, one run of three left a side
-# with the three checkpoints that make an interval, too wide to judge).
+# BEFORE's aligned checkpoints take ~16-19 s each once the buffers are full (5, 9, 14 s before that);
+# compare counts those started after the warm-up, so 120 s hold four or more (at 90 s a CI machine
+# left BEFORE with three, one of them still on the ramp: an interval too wide to judge, 15 s -> 3 s
+# called no change); with debloating they take ~3 s, and 50 s hold enough (at 40 s, one run of three
+# left a side with the three checkpoints that make an interval, too wide to judge).
 WARMUP = "20s"
-BEFORE_S, AFTER_S = 90, 50
+BEFORE_S, AFTER_S = 120, 50
 
 
 def _slow_sink_run(cluster, jar_id: str, config: Path, name: str, cli, dump: Path, seconds: int) -> None:
