@@ -20,10 +20,10 @@ spec, whose key is its dotted path from ``spec`` (``spec.taskManager.resource.me
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
 from enum import StrEnum
 
 from flinktune.errors import WriteError
+from flinktune.record import Record, store
 
 ACTIONS: tuple[str, ...] = ("set", "delete", "rename", "manual")
 TARGETS: tuple[str, ...] = ("config", "spec")
@@ -35,22 +35,31 @@ class Applicability(StrEnum):
     MANUAL = "manual"
 
 
-@dataclass(frozen=True)
-class Change:
+class Change(Record):
     """One change to a config. ``rename`` keeps the value unless ``value`` is given; if ``new_key``
     is already set, the writer simply removes the old key (Flink lets the new key win anyway)."""
 
-    action: str                                  # set | delete | rename | manual
+    __slots__ = _fields = ("action", "key", "value", "new_key", "applicability", "file", "line", "why",
+                           "evidence", "proposed_by", "target")
+    action: str  # set | delete | rename | manual
     key: str
-    value: str | None = None                     # set: the new value; rename: a new value, if any
-    new_key: str | None = None                   # rename only
-    applicability: Applicability = Applicability.UNSAFE
-    file: str | None = None
-    line: int | None = None
-    why: str = ""
-    evidence: tuple[str, ...] = ()               # the measured or stated facts it rests on
-    proposed_by: str = ""                        # the rule code (FTC003) or recommendation step (credits)
-    target: str = "config"                       # config (a Flink option) | spec (a FlinkDeployment field)
+    value: str | None  # set: the new value; rename: a new value, if any
+    new_key: str | None  # rename only
+    applicability: Applicability
+    file: str | None
+    line: int | None
+    why: str
+    evidence: tuple[str, ...]  # the measured or stated facts it rests on
+    proposed_by: str  # the rule code (FTC003) or recommendation step (credits)
+    target: str  # config (a Flink option) | spec (a FlinkDeployment field)
+
+    def __init__(self, action: str, key: str, value: str | None = None, new_key: str | None = None,
+                 applicability: Applicability = Applicability.UNSAFE, file: str | None = None,
+                 line: int | None = None, why: str = "", evidence: tuple[str, ...] = (),
+                 proposed_by: str = "", target: str = "config") -> None:
+        store(self, (action, key, value, new_key, applicability, file, line, why, evidence, proposed_by,
+                     target))
+        self.__post_init__()
 
     def __post_init__(self) -> None:
         if self.action not in ACTIONS:

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from enum import StrEnum
 
 from flinktune.change import Change
+from flinktune.record import Record, store
 
 
 class Severity(StrEnum):
@@ -21,11 +21,14 @@ class Severity(StrEnum):
         return self.rank >= other.rank
 
 
-@dataclass(frozen=True)
-class Location:
+class Location(Record):
+    __slots__ = _fields = ("file", "line", "key")
     file: str
-    line: int | None = None
-    key: str | None = None
+    line: int | None
+    key: str | None
+
+    def __init__(self, file: str, line: int | None = None, key: str | None = None) -> None:
+        store(self, (file, line, key))
 
     def __str__(self) -> str:
         if self.line is None:
@@ -33,32 +36,43 @@ class Location:
         return f"{self.file}:{self.line}"
 
 
-@dataclass(frozen=True)
-class Related:
+class Related(Record):
     """Another place a finding rests on: the compose service, volume mount or image line it used."""
 
+    __slots__ = _fields = ("file", "line", "note")
     file: str
-    line: int | None = None
-    note: str = ""
+    line: int | None
+    note: str
+
+    def __init__(self, file: str, line: int | None = None, note: str = "") -> None:
+        store(self, (file, line, note))
 
     def __str__(self) -> str:
         where = self.file if self.line is None else f"{self.file}:{self.line}"
         return f"{where} ({self.note})" if self.note else where
 
 
-@dataclass(frozen=True)
-class Finding:
+class Finding(Record):
+    __slots__ = _fields = ("code", "name", "severity", "message", "location", "why", "fix", "references",
+                           "evidence", "confidence", "related")
     code: str
     name: str
     severity: Severity
     message: str
     location: Location
-    why: str = ""
-    fix: Change | None = None             # the one config change (flinktune.change), with its applicability
-    references: tuple[str, ...] = ()
-    evidence: tuple[tuple[str, str], ...] = field(default=())
-    confidence: float | None = None
-    related: tuple[Related, ...] = ()
+    why: str
+    fix: Change | None  # the one config change (flinktune.change), with its applicability
+    references: tuple[str, ...]
+    evidence: tuple[tuple[str, str], ...]
+    confidence: float | None
+    related: tuple[Related, ...]
+
+    def __init__(self, code: str, name: str, severity: Severity, message: str, location: Location,
+                 why: str = "", fix: Change | None = None, references: tuple[str, ...] = (),
+                 evidence: tuple[tuple[str, str], ...] = (), confidence: float | None = None,
+                 related: tuple[Related, ...] = ()) -> None:
+        store(self, (code, name, severity, message, location, why, fix, references, evidence, confidence,
+                     related))
 
     def sort_key(self) -> tuple[str, int, str]:
         return (self.location.file, self.location.line or 0, self.code)

@@ -15,11 +15,11 @@ from bisect import bisect_left
 from dataclasses import dataclass
 from typing import Any
 
-from flinktune.config.record import replace
 from flinktune.errors import ModelInputError
 from flinktune.model import batch as mbatch
 from flinktune.model import buffers as mb
 from flinktune.model.layout import pointwise_consumer_range, pointwise_subpartitions
+from flinktune.record import replace
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,7 @@ LAYERS: dict[str, int] = {
     "__init__": 0, "__main__": 7, "errors": 0, "units": 0, "findings": 0, "versions": 0, "globbing": 0,
     "releases": 0,    # what changed in which Flink release (the one table)
     "change": 0,      # the one config change (lint fixes, recommend, the writer)
+    "record": 0,      # the one frozen-value idiom (Record, replace): imports nothing of flinktune
     "config": 0,
     "deployment": 0,  # docker-compose / Kubernetes / Helm / Dockerfile readers: values and parsers
     "situation": 1,   # the one resolved situation: core only below it, every engine above it
@@ -35,6 +36,7 @@ ALLOWED_SIDEWAYS: set[tuple[str, str]] = {
     ("config", "errors"), ("config", "units"), ("config", "findings"), ("config", "versions"),
     ("units", "errors"), ("versions", "errors"), ("releases", "versions"), ("findings", "errors"),
     ("change", "errors"), ("findings", "change"), ("config", "change"),
+    ("config", "record"), ("findings", "record"), ("change", "record"), ("deployment", "record"),
     ("deployment", "config"), ("deployment", "errors"), ("deployment", "units"), ("deployment", "versions"),
     ("__main__", "cli"),
 }

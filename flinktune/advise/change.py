@@ -8,7 +8,7 @@ effects. The writer takes it as it takes any ``Change``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from flinktune.advise.measured import Measured
 from flinktune.advise.state import Job
@@ -16,6 +16,7 @@ from flinktune.change import Applicability, Change
 from flinktune.config.types import ConfigFormat
 from flinktune.model import buffers as mb
 from flinktune.model.operator_memory import OperatorComparison
+from flinktune.record import store
 from flinktune.situation.environment import Environment
 from flinktune.versions import FlinkVersion
 
@@ -29,14 +30,25 @@ class Effect:
     after: float | None
 
 
-@dataclass(frozen=True)
 class ProposedChange(Change):
     """A change ``recommend`` proposes (``value``: the recommended value; None for delete)."""
 
-    current: str | None = None           # as written (None: not set)
-    default: str | None = None           # what Flink uses when the key is not set
-    effects: tuple[Effect, ...] = ()
-    metrics: tuple[str, ...] = field(default=(), repr=False)   # model quantities whose effect is shown
+    __slots__ = ("current", "default", "effects", "metrics")
+    _fields = (*Change._fields, "current", "default", "effects", "metrics")
+    current: str | None                  # as written (None: not set)
+    default: str | None                  # what Flink uses when the key is not set
+    effects: tuple[Effect, ...]
+    metrics: tuple[str, ...]             # model quantities whose effect is shown
+
+    def __init__(self, action: str, key: str, value: str | None = None, new_key: str | None = None,
+                 applicability: Applicability = Applicability.UNSAFE, file: str | None = None,
+                 line: int | None = None, why: str = "", evidence: tuple[str, ...] = (),
+                 proposed_by: str = "", target: str = "config", current: str | None = None,
+                 default: str | None = None, effects: tuple[Effect, ...] = (),
+                 metrics: tuple[str, ...] = ()) -> None:
+        store(self, (action, key, value, new_key, applicability, file, line, why, evidence, proposed_by,
+                     target, current, default, effects, metrics))
+        self.__post_init__()       # Change's checks
 
 
 @dataclass(frozen=True)

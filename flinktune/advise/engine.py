@@ -13,7 +13,6 @@ value well inside it, so running ``recommend`` on its own output proposes nothin
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import replace
 from typing import Any, NamedTuple
 
 from flinktune.advise.change import Effect, ProposedChange, Recommendation
@@ -33,6 +32,7 @@ from flinktune.config.writer import apply_changes
 from flinktune.errors import ModelInputError
 from flinktune.model import buffers as mb
 from flinktune.model.operator_memory import operator_comparison
+from flinktune.record import replace
 from flinktune.releases import BUFFERS_FIXED
 from flinktune.situation import Environment, Situation, Sourced, resolve_situation
 from flinktune.versions import FlinkVersion

@@ -113,10 +113,9 @@ def recommend_file(path: Path, env: Environment, *, plan: Path | None = None, me
 def scaling_for(scaling: Any, env: Environment, eff: Any) -> Any:
     """The ScalingOptions for one document: the flags', with ``--rate`` when stated (flag or profile)
     and the max parallelism the file sets (``pipeline.max-parallelism``)."""
-    from dataclasses import replace
-
     from flinktune.analysis.parallelism import ScalingOptions
     from flinktune.errors import FlinktuneError
+    from flinktune.record import replace
 
     stated = env.rate_per_subtask if env.source("rate") in ("flag", "profile") else None
     try:

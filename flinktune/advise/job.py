@@ -4,7 +4,6 @@ plus the per-subtask rate, record size and skew (a flag wins, then the dump, the
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any
 
 from flinktune.advise.measured import Measured
@@ -13,6 +12,7 @@ from flinktune.errors import ConfigError, FlinktuneError
 from flinktune.model import buffers as mb
 from flinktune.model.layout import check_placement
 from flinktune.model.network_fit import blocking_batch, plan_graph
+from flinktune.record import replace
 from flinktune.situation import Environment, Situation
 
 

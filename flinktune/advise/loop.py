@@ -7,7 +7,6 @@ by replaying the changes on the original file.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
 from types import ModuleType
 
 from flinktune.advise.change import Effect, ProposedChange
@@ -17,6 +16,7 @@ from flinktune.advise.state import KEY_FLINK, KEY_PROCESS, METRICS, ConfigState
 from flinktune.advise.text import mem_value, size_text
 from flinktune.errors import FlinktuneError
 from flinktune.model.network_fit import heap_floor_bytes, next_total_bytes
+from flinktune.record import replace
 from flinktune.units import parse_memory_size
 
 SIZE_KEYS = (KEY_PROCESS, KEY_FLINK, SPEC_MEMORY)

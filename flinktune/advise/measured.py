@@ -129,10 +129,9 @@ def measure(inputs: Sequence[str], *, plan_path: str | None, version: FlinkVersi
     ``timeline``: keep the per-subtask time series, for a report that draws them; the analysis is
     then ``Measured.analysis``. ``spark_log``: Spark's own log on stderr. ``scaling``:
     flinktune.analysis.parallelism.ScalingOptions (target rates and utilisation)."""
-    from dataclasses import replace
-
     from flinktune.analysis import AnalysisOptions, analyze
     from flinktune.analysis.parallelism import ScalingOptions
+    from flinktune.record import replace
 
     options = AnalysisOptions(inputs=tuple(inputs), plan_path=plan_path, version=version,
                               env=env or Environment(), segment_bytes=segment_bytes, timeline=timeline,

@@ -5,7 +5,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 from flinktune.advise.change import ProposedChange
 from flinktune.advise.limits import Margins
@@ -16,6 +16,7 @@ from flinktune.change import Applicability
 from flinktune.config.catalog import Catalog
 from flinktune.config.types import ConfigDocument, ConfigValue
 from flinktune.model.link import link_saturated
+from flinktune.record import replace
 from flinktune.situation.deployment import DeploymentSpec
 from flinktune.situation.environment import Environment
 from flinktune.versions import FlinkVersion

@@ -9,7 +9,6 @@ memory, so both run the same diagnosis.
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -23,6 +22,7 @@ from flinktune.analysis.facts import SeriesStat, SubtaskFacts, bp_level, pivot_s
 from flinktune.analysis.parallelism import ScalingOptions, advise_parallelism
 from flinktune.analysis.plan import JobPlan
 from flinktune.analysis.series_local import StripPoints
+from flinktune.record import replace as record_replace
 from flinktune.situation.environment import Environment
 from flinktune.versions import FlinkVersion
 
@@ -153,5 +153,5 @@ def diagnose_series(
         diag = diagnose_job(job_key, vertices, used_plan, env, jid, jname, drawn, window)
         advice = advise_parallelism(diag.vertices, used_plan if diag.has_plan else None, diag.origins,
                                     scaling, version)
-        jobs.append(dataclasses.replace(diag, parallelism=advice))
+        jobs.append(record_replace(diag, parallelism=advice))
     return Diagnosed(tuple(jobs), tuple(series), tuple(subtasks))

@@ -14,7 +14,6 @@ result finished in Python).
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import math
 import re
 import threading
@@ -34,6 +33,7 @@ from flinktune.analysis.timeline import JobTimeline
 from flinktune.analysis.windows import JobWindows
 from flinktune.errors import MetricsError, UsageError
 from flinktune.findings import Finding
+from flinktune.record import replace as record_replace
 from flinktune.situation.environment import Environment
 from flinktune.versions import DEFAULT_VERSION, FlinkVersion
 
@@ -513,7 +513,7 @@ def findings_for(jobs: Sequence[JobDiagnosis], options: AnalysisOptions, file: s
                     extra.append(("evidence", str(item["evidence"])))
                 conf = item.get("confidence")
                 out.append(
-                    dataclasses.replace(
+                    record_replace(
                         f,
                         location=Location(file=file, key=str(item["name"])),
                         evidence=tuple(extra) + f.evidence,

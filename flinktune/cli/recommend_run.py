@@ -149,10 +149,9 @@ def _with_lint_errors(result: Any, env: Any) -> Any:
     """The result with the errors lint still reports on the recommended config: what these changes do
     not fix is said, never left for the user to find after --write. Lint judges the file as recommend
     did: the same --flink-version and job (parallelism, slots, TaskManagers, exchanges)."""
-    from dataclasses import replace
-
     from flinktune.lint.model import LintOptions
     from flinktune.lint.runner import lint_errors_in_text
+    from flinktune.record import replace
 
     job = tuple((name, env.value(name)) for name in ("parallelism", "slots", "taskmanagers", "exchanges")
                 if env.value(name) is not None)

@@ -558,7 +558,7 @@ def compare_runs(
         series=series,
     )
     verdict = overall_verdict(comparison)
-    from dataclasses import replace
+    from flinktune.record import replace
 
     return replace(comparison, verdict=verdict, headline=headline(comparison, verdict))
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 from flinktune.analysis import checkpoints as ckpt
@@ -12,6 +12,7 @@ from flinktune.analysis.plan import find_plan_beside
 from flinktune.compare.judge import Run, compare_runs
 from flinktune.compare.value import Comparison
 from flinktune.errors import UsageError
+from flinktune.record import replace
 from flinktune.situation.environment import Environment
 from flinktune.versions import DEFAULT_VERSION, FlinkVersion
 

@@ -17,13 +17,12 @@ import functools
 import json
 import re
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from flinktune.config.record import Record, set_field
 from flinktune.errors import CatalogError
+from flinktune.record import Record, set_field, store
 from flinktune.versions import FlinkVersion, parse_version
 
 OPTIONS_FILE = "flink_options.json"
@@ -172,20 +171,35 @@ def _pattern_regex(pattern: str) -> re.Pattern[str]:
     return re.compile("".join(parts))
 
 
-@dataclass(frozen=True, eq=False)
-class Catalog:
-    """Every Flink option of every catalogued release, and how keys resolve per version."""
+class Catalog(Record):
+    """Every Flink option of every catalogued release, and how keys resolve per version. Compared by
+    identity (one per process); no ``__slots__``: its ``cached_property`` views need a ``__dict__``."""
 
+    _fields = ("versions", "releases", "source", "_options", "_aliases", "_families", "_cache",
+               "_string_keys")
     versions: tuple[FlinkVersion, ...]
     releases: Mapping[FlinkVersion, str]       # version -> exact release the data came from
     source: str
-    _options: dict[str, Any] = field(repr=False)
-    _aliases: dict[str, Any] = field(repr=False)
-    _families: tuple[_Family, ...] = field(repr=False)
-    _cache: dict[tuple[str, FlinkVersion], Any] = field(default_factory=dict, repr=False)
+    _options: dict[str, Any]
+    _aliases: dict[str, Any]
+    _families: tuple[_Family, ...]
+    _cache: dict[tuple[str, FlinkVersion], Any]
     # Keys Flink reads as plain strings (ConfigConstants), which the option extractor cannot see: curated
     # in option_families.json ("string_keys") with their deprecation and removal.
-    _string_keys: dict[str, Any] = field(default_factory=dict, repr=False)
+    _string_keys: dict[str, Any]
+
+    __eq__ = object.__eq__
+    __hash__ = object.__hash__
+
+    def __init__(self, versions: tuple[FlinkVersion, ...], releases: Mapping[FlinkVersion, str], source: str,
+                 _options: dict[str, Any], _aliases: dict[str, Any], _families: tuple[_Family, ...],
+                 _cache: dict[tuple[str, FlinkVersion], Any] | None = None,
+                 _string_keys: dict[str, Any] | None = None) -> None:
+        store(self, (versions, releases, source, _options, _aliases, _families,
+                     {} if _cache is None else _cache, {} if _string_keys is None else _string_keys))
+
+    def __repr__(self) -> str:
+        return f"Catalog(versions={self.versions!r}, source={self.source!r})"
 
     # ------------------------------------------------------------------ versions
 

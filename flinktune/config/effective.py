@@ -13,13 +13,12 @@ only to what the file says, without a default.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import TypeVar
 
 from flinktune.config.catalog import Catalog, KeyStatus, OptionSpec, load_catalog
-from flinktune.config.record import Record, set_field
 from flinktune.config.types import ConfigDocument, ConfigEntry, ConfigValue
 from flinktune.errors import CatalogError, ValueSyntaxError
+from flinktune.record import Record, set_field, store
 from flinktune.units import (
     Duration,
     parse_bool,
@@ -58,14 +57,22 @@ class Resolved(Record):
         return self.entry is None and self.value is not None
 
 
-@dataclass(frozen=True)
-class EffectiveConfig:
+class EffectiveConfig(Record):
     """A configuration document as one Flink version reads it."""
 
+    __slots__ = ("_last", "catalog", "document", "version")
+    _fields = ("document", "version", "catalog")
     document: ConfigDocument | None
     version: FlinkVersion
-    catalog: Catalog = field(default_factory=load_catalog)
-    _last: dict[str, ConfigEntry] = field(init=False, repr=False, compare=False)
+    catalog: Catalog
+    _last: dict[str, ConfigEntry]
+
+    def __init__(self, document: ConfigDocument | None, version: FlinkVersion,
+                 catalog: Catalog | None = None) -> None:
+        if catalog is None:
+            catalog = load_catalog()
+        store(self, (document, version, catalog))
+        self.__post_init__()
 
     def __post_init__(self) -> None:
         last: dict[str, ConfigEntry] = {}

@@ -15,10 +15,10 @@ import os
 import re
 from collections.abc import Iterable
 
-from flinktune.config.record import Record, set_field
 from flinktune.config.textio import iter_file_lines
 from flinktune.config.types import ConfigDocument, ConfigEntry, ConfigFormat, ConfigIssue
 from flinktune.errors import ConfigError
+from flinktune.record import Record, set_field
 
 # A real Flink config has hundreds of keys; this bound keeps a hostile file's entry list finite.
 MAX_ENTRIES = 200_000

@@ -17,7 +17,6 @@ A file may hold several YAML documents (``---``); each Flink configuration found
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, replace
 
 from yaml.nodes import MappingNode, Node, ScalarNode
 
@@ -33,6 +32,7 @@ from flinktune.config.yaml_config import (
     read_yaml_text,
     tree_entries,
 )
+from flinktune.record import replace
 
 FLINK_KINDS = ("FlinkDeployment", "FlinkSessionJob")
 # The official image's tags (hub.docker.com/_/flink, apache/flink): X.Y[.Z][-scala_2.12][-javaNN].
@@ -44,20 +44,35 @@ _FLINK_IMAGE = re.compile(
 EMBEDDED_FILES = {"flink-conf.yaml": ConfigFormat.FLAT, "config.yaml": ConfigFormat.YAML}
 
 
-@dataclass
 class ManifestTarget:
     """Where one Flink configuration sits in a manifest (shared by reader and writer)."""
 
-    kind: str                          # FlinkDeployment | FlinkSessionJob | ConfigMap
+    kind: str  # FlinkDeployment | FlinkSessionJob | ConfigMap
     name: str | None
     root: MappingNode
-    spec_pair: tuple[Node, Node] | None = None        # spec key/value (deployments)
-    conf_pair: tuple[Node, Node] | None = None        # flinkConfiguration key/value (deployments)
-    version_hint: str | None = None
-    data_key: str | None = None                       # ConfigMap data key ("flink-conf.yaml")
-    data_pair: tuple[Node, Node] | None = None        # ConfigMap data.<file> key/value
-    version_hint_source: str | None = None            # "image flink:1.18" (None: spec.flinkVersion)
-    jdk_hint: int | None = None
+    spec_pair: tuple[Node, Node] | None  # spec key/value (deployments)
+    conf_pair: tuple[Node, Node] | None  # flinkConfiguration key/value (deployments)
+    version_hint: str | None
+    data_key: str | None  # ConfigMap data key ("flink-conf.yaml")
+    data_pair: tuple[Node, Node] | None  # ConfigMap data.<file> key/value
+    version_hint_source: str | None  # "image flink:1.18" (None: spec.flinkVersion)
+    jdk_hint: int | None
+
+    def __init__(self, kind: str, name: str | None, root: MappingNode,
+                 spec_pair: tuple[Node, Node] | None = None, conf_pair: tuple[Node, Node] | None = None,
+                 version_hint: str | None = None, data_key: str | None = None,
+                 data_pair: tuple[Node, Node] | None = None, version_hint_source: str | None = None,
+                 jdk_hint: int | None = None) -> None:
+        self.kind = kind
+        self.name = name
+        self.root = root
+        self.spec_pair = spec_pair
+        self.conf_pair = conf_pair
+        self.version_hint = version_hint
+        self.data_key = data_key
+        self.data_pair = data_pair
+        self.version_hint_source = version_hint_source
+        self.jdk_hint = jdk_hint
 
     @property
     def format(self) -> ConfigFormat:

@@ -16,8 +16,8 @@ import re
 from collections.abc import Iterator
 from pathlib import Path
 
-from flinktune.config.record import Record, store
 from flinktune.errors import ConfigError
+from flinktune.record import Record, store
 
 # Standard-YAML files are parsed whole (PyYAML builds a node tree), so they have a size cap.
 # snakeyaml-engine, which Flink uses, refuses documents over 3 Mi code points by default; a cap

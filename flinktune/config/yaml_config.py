@@ -17,7 +17,6 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 
 import yaml
 from yaml.composer import Composer
@@ -192,7 +191,6 @@ def node_line(node: Node, first_line: int = 1) -> int:
     return node.start_mark.line + first_line
 
 
-@dataclass
 class Leaf:
     """One flattened key and the nodes it came from (the writer edits through these)."""
 
@@ -201,25 +199,51 @@ class Leaf:
     value_node: Node
     parent: MappingNode
 
+    def __init__(self, key: str, key_node: ScalarNode, value_node: Node, parent: MappingNode) -> None:
+        self.key = key
+        self.key_node = key_node
+        self.value_node = value_node
+        self.parent = parent
 
-@dataclass
+
 class MappingInfo:
     """A mapping reached while flattening, with its flattened prefix ('' or 'a.b.')."""
 
     prefix: str
     node: MappingNode
-    key_node: Node | None       # the key whose value this mapping is (None for the root)
+    key_node: Node | None  # the key whose value this mapping is (None for the root)
     parent: MappingNode | None
 
+    def __init__(self, prefix: str, node: MappingNode, key_node: Node | None,
+                 parent: MappingNode | None) -> None:
+        self.prefix = prefix
+        self.node = node
+        self.key_node = key_node
+        self.parent = parent
 
-@dataclass
+
 class YamlTree:
     """The flattened view of one mapping: leaves in document order, plus every mapping seen."""
 
-    leaves: list[Leaf] = field(default_factory=list)
-    mappings: list[MappingInfo] = field(default_factory=list)
-    issues: list[ConfigIssue] = field(default_factory=list)
-    reused_nodes: set[int] = field(default_factory=set)   # ids of nodes reached twice (aliases)
+    leaves: list[Leaf]
+    mappings: list[MappingInfo]
+    issues: list[ConfigIssue]
+    reused_nodes: set[int]  # ids of nodes reached twice (aliases)
+
+    def __init__(self, leaves: list[Leaf] | None = None, mappings: list[MappingInfo] | None = None,
+                 issues: list[ConfigIssue] | None = None, reused_nodes: set[int] | None = None) -> None:
+        if leaves is None:
+            leaves = []
+        if mappings is None:
+            mappings = []
+        if issues is None:
+            issues = []
+        if reused_nodes is None:
+            reused_nodes = set()
+        self.leaves = leaves
+        self.mappings = mappings
+        self.issues = issues
+        self.reused_nodes = reused_nodes
 
 
 class _Walker:

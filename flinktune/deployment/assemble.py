@@ -4,11 +4,11 @@ they found into one ``Deployment``."""
 from __future__ import annotations
 
 import importlib
-from dataclasses import replace
 
 from flinktune.deployment.model import Deployment, Found, Process
 from flinktune.deployment.readers import READERS, ReadContext
 from flinktune.errors import FlinktuneError
+from flinktune.record import replace
 
 
 def _text(path: str) -> str:

@@ -12,11 +12,11 @@ import os
 import posixpath
 import re
 import shlex
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from flinktune.deployment.images import parse_image
 from flinktune.deployment.model import CONF_DIR, FLINK_HOME, Found, Jar, Where
+from flinktune.record import Record, store
 
 if TYPE_CHECKING:
     from flinktune.deployment.readers import ReadContext
@@ -24,27 +24,37 @@ if TYPE_CHECKING:
 _ARG_REF = re.compile(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)(?::?-([^}]*))?\}?")
 
 
-@dataclass(frozen=True)
-class Copy:
+class Copy(Record):
     """A file or folder the image copies from the build context."""
 
-    source: str          # relative to the build context
-    dest: str            # absolute path in the image
+    __slots__ = _fields = ("source", "dest", "where")
+    source: str  # relative to the build context
+    dest: str  # absolute path in the image
     where: Where
 
+    def __init__(self, source: str, dest: str, where: Where) -> None:
+        store(self, (source, dest, where))
 
-@dataclass(frozen=True)
-class DockerImage:
+
+class DockerImage(Record):
+    __slots__ = _fields = ("path", "base", "base_where", "copies", "jars", "entrypoint", "entrypoint_where",
+                           "cmd", "env", "conf_dir")
     path: str
-    base: str | None                     # FROM of the last stage (ARGs filled in)
+    base: str | None  # FROM of the last stage (ARGs filled in)
     base_where: Where | None
-    copies: tuple[Copy, ...] = ()
-    jars: tuple[Jar, ...] = ()
-    entrypoint: tuple[str, ...] | None = None    # ENTRYPOINT of the last stage, if it sets one
-    entrypoint_where: Where | None = None
-    cmd: tuple[str, ...] | None = None
-    env: tuple[tuple[str, str, Where], ...] = field(default=())
-    conf_dir: str = CONF_DIR
+    copies: tuple[Copy, ...]
+    jars: tuple[Jar, ...]
+    entrypoint: tuple[str, ...] | None  # ENTRYPOINT of the last stage, if it sets one
+    entrypoint_where: Where | None
+    cmd: tuple[str, ...] | None
+    env: tuple[tuple[str, str, Where], ...]
+    conf_dir: str
+
+    def __init__(self, path: str, base: str | None, base_where: Where | None, copies: tuple[Copy, ...] = (),
+                 jars: tuple[Jar, ...] = (), entrypoint: tuple[str, ...] | None = None,
+                 entrypoint_where: Where | None = None, cmd: tuple[str, ...] | None = None,
+                 env: tuple[tuple[str, str, Where], ...] = (), conf_dir: str = CONF_DIR) -> None:
+        store(self, (path, base, base_where, copies, jars, entrypoint, entrypoint_where, cmd, env, conf_dir))
 
 
 def _logical_lines(text: str) -> list[tuple[int, str]]:

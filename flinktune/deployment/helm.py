@@ -201,7 +201,7 @@ def values_documents(text: str, file: str) -> list[ConfigDocument]:
     hint = _image_hint(roots, file)
     if hint is None:
         return documents
-    from dataclasses import replace
+    from flinktune.record import replace
 
     version, source, jdk = hint
     return [replace(d, version_hint=version, version_hint_source=source, jdk_hint=jdk) for d in documents]
@@ -275,9 +275,8 @@ def _template_documents(path: str, rendered: str, line_map: tuple[int, ...]) -> 
     """The ConfigMaps and FlinkDeployments of a rendered template as configuration documents, every line
     pointing back into the template; options whose value the small renderer could not fill in
     (``<helm:...>``) are left out rather than judged."""
-    from dataclasses import replace
-
     from flinktune.config.k8s import read_manifest_text
+    from flinktune.record import replace
 
     if "kind: ConfigMap" not in rendered and "FlinkDeployment" not in rendered:
         return []
@@ -300,9 +299,8 @@ def _template_documents(path: str, rendered: str, line_map: tuple[int, ...]) -> 
 def read(path: str, text: str, context: ReadContext) -> Found:
     """The reader of ``readers.READERS``: a values file holds Flink configurations; a template is
     rendered with its chart's values and read as Kubernetes manifests."""
-    from dataclasses import replace
-
     from flinktune.deployment.kubernetes import read_views
+    from flinktune.record import replace
 
     if "/templates/" not in path.replace(os.sep, "/"):
         return Found(documents=tuple(values_documents(text, path)))

@@ -25,11 +25,11 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from dataclasses import dataclass
 
 from flinktune.config.types import ConfigDocument, ConfigFormat
 from flinktune.deployment.images import IMAGE_DEFAULTS
 from flinktune.deployment.model import JOBMANAGER, TASKMANAGER, ConfigSource, Deployment, Process, Where
+from flinktune.record import Record, store
 
 FLINK_PROPERTIES = "FLINK_PROPERTIES"
 
@@ -48,40 +48,55 @@ def _version_tuple(text: str | None) -> tuple[int, int] | None:
         return None
 
 
-@dataclass(frozen=True)
-class Setting:
+class Setting(Record):
     """One key as a process runs with it, and where that came from."""
 
+    __slots__ = _fields = ("key", "value", "where", "origin")
     key: str
     value: str
     where: Where
-    origin: str     # file | image default | entrypoint | FLINK_PROPERTIES | dynamic property
+    origin: str  # file | image default | entrypoint | FLINK_PROPERTIES | dynamic property
+
+    def __init__(self, key: str, value: str, where: Where, origin: str) -> None:
+        store(self, (key, value, where, origin))
 
 
-@dataclass(frozen=True)
-class Reader:
+class Reader(Record):
     """A process that runs with the document, and how the document reaches it."""
 
+    __slots__ = _fields = ("process", "source")
     process: Process
-    source: ConfigSource | None     # None for FLINK_PROPERTIES
+    source: ConfigSource | None  # None for FLINK_PROPERTIES
+
+    def __init__(self, process: Process, source: ConfigSource | None) -> None:
+        store(self, (process, source))
 
 
-@dataclass(frozen=True)
-class Placement:
+class Placement(Record):
     """Where a configuration document runs."""
 
+    __slots__ = _fields = ("document", "readers", "cluster", "seen", "deployment", "completeness",
+                           "completeness_detail", "completeness_where", "base", "version", "version_source",
+                           "jdk")
     document: ConfigDocument
     readers: tuple[Reader, ...]
-    cluster: tuple[Process, ...]        # every JobManager and TaskManager of the same deployment
-    seen: bool                          # deployment files that run Flink were found beside the document
+    cluster: tuple[Process, ...]  # every JobManager and TaskManager of the same deployment
+    seen: bool  # deployment files that run Flink were found beside the document
     deployment: Deployment
-    completeness: str | None            # complete | overlay | None (nothing to say)
+    completeness: str | None  # complete | overlay | None (nothing to say)
     completeness_detail: str
     completeness_where: Where | None
-    base: tuple[Setting, ...]           # what an overlay is merged into
+    base: tuple[Setting, ...]  # what an overlay is merged into
     version: str | None
     version_source: str
     jdk: int | None
+
+    def __init__(self, document: ConfigDocument, readers: tuple[Reader, ...], cluster: tuple[Process, ...],
+                 seen: bool, deployment: Deployment, completeness: str | None, completeness_detail: str,
+                 completeness_where: Where | None, base: tuple[Setting, ...], version: str | None,
+                 version_source: str, jdk: int | None) -> None:
+        store(self, (document, readers, cluster, seen, deployment, completeness, completeness_detail,
+                     completeness_where, base, version, version_source, jdk))
 
     @property
     def processes(self) -> tuple[Process, ...]:

@@ -10,7 +10,6 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, NamedTuple
 
 if TYPE_CHECKING:
@@ -67,14 +66,19 @@ class Reader(NamedTuple):
     stage: int = 1                             # stage 0 is read first: the other formats build on it
 
 
-@dataclass
 class ReadContext:
     """What the readers of one run share: the run's root (bounds where a Dockerfile beside a manifest is
     looked for) and the Dockerfiles read so far (path -> image, None when unreadable), filled by the
     Dockerfile reader and by compose ``build:`` entries."""
 
     root: str | None
-    images: dict[str, DockerImage | None] = field(default_factory=dict)
+    images: dict[str, DockerImage | None]
+
+    def __init__(self, root: str | None, images: dict[str, DockerImage | None] | None = None) -> None:
+        if images is None:
+            images = {}
+        self.root = root
+        self.images = images
 
 
 # Order matters for recognising: a file is read by the first reader that recognises it.

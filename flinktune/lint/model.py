@@ -1,6 +1,6 @@
 """Frozen values the lint run takes and returns; reporters render a ``LintResult``.
 
-Records (flinktune.config.record), not dataclasses: the same frozen behaviour, without defining
+Records (flinktune.record), not dataclasses: the same frozen behaviour, without defining
 six dataclasses on every lint's start-up.
 """
 
@@ -9,8 +9,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from flinktune.change import Change
-from flinktune.config.record import Record, set_field
 from flinktune.findings import Finding, Severity
+from flinktune.record import Record, set_field
 from flinktune.versions import FlinkVersion
 
 

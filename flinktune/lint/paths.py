@@ -22,9 +22,9 @@ import os
 import re
 from pathlib import Path
 
-from flinktune.config.record import Record, set_field
 from flinktune.globbing import GLOB_CHARS, symlink_loop
 from flinktune.lint.model import InputProblem
+from flinktune.record import Record, set_field
 
 _SKIP_DIRS = frozenset({"node_modules", "__pycache__", "venv", "site-packages", "target", "build", "dist"})
 _YAML_SUFFIXES = (".yaml", ".yml")

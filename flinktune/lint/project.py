@@ -11,9 +11,9 @@ import re
 from pathlib import Path
 from typing import Any, Literal
 
-from flinktune.config.record import Record, set_field
 from flinktune.errors import ConfigError
 from flinktune.findings import Severity
+from flinktune.record import Record, set_field
 
 PROJECT_FILES = (".flinktune.yaml", ".flinktune.yml")
 _CODE_PREFIX = re.compile(r"^[A-Za-z][A-Za-z0-9]*$")

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass, field, replace
 from typing import Any
 
 from flinktune.change import Change
@@ -23,20 +22,44 @@ from flinktune.lint.paths import expand_paths
 from flinktune.lint.ruleinfo import builtin_rule_infos, rule_infos
 from flinktune.lint.selection import is_selected, select_findings
 from flinktune.lint.suppress import Directives, apply_suppressions, parse_directives
+from flinktune.record import replace
 
 
-@dataclass
 class _FileOutcome:
     """What linting one file produced, before the run's results are merged."""
 
     path: str
-    problems: list[InputProblem] = field(default_factory=list)
-    documents: list[tuple[ConfigDocument, list[Finding]]] = field(default_factory=list)
-    versions: list[FileVersion] = field(default_factory=list)
-    kept: list[Finding] = field(default_factory=list)        # selected, severity-overridden
-    suppressed: set[int] = field(default_factory=set)       # id() of raw findings silenced
-    suppressed_count: int = 0
-    read_ok: bool = False
+    problems: list[InputProblem]
+    documents: list[tuple[ConfigDocument, list[Finding]]]
+    versions: list[FileVersion]
+    kept: list[Finding]  # selected, severity-overridden
+    suppressed: set[int]  # id() of raw findings silenced
+    suppressed_count: int
+    read_ok: bool
+
+    def __init__(self, path: str, problems: list[InputProblem] | None = None,
+                 documents: list[tuple[ConfigDocument, list[Finding]]] | None = None,
+                 versions: list[FileVersion] | None = None, kept: list[Finding] | None = None,
+                 suppressed: set[int] | None = None, suppressed_count: int = 0,
+                 read_ok: bool = False) -> None:
+        if problems is None:
+            problems = []
+        if documents is None:
+            documents = []
+        if versions is None:
+            versions = []
+        if kept is None:
+            kept = []
+        if suppressed is None:
+            suppressed = set()
+        self.path = path
+        self.problems = problems
+        self.documents = documents
+        self.versions = versions
+        self.kept = kept
+        self.suppressed = suppressed
+        self.suppressed_count = suppressed_count
+        self.read_ok = read_ok
 
 
 _COMMENT_MENTION = re.compile(rb"#[^\n]*?flink[\s:_-]*v?\d", re.IGNORECASE)
@@ -296,11 +319,10 @@ def _lint_documents(outcome: _FileOutcome, documents: list[ConfigDocument], text
 def _fix_file(outcome: _FileOutcome, options: LintOptions) -> tuple[list[Change], list[InputProblem]]:
     """Apply the safe changes (rename a deprecated key, delete a removed key) of one file; the
     changes written, each with the file and line it was on."""
-    from dataclasses import replace
-
     from flinktune.change import writable
     from flinktune.config.textio import read_text_file
     from flinktune.config.writer import apply_changes, write_file_atomic
+    from flinktune.record import replace
 
     applied: list[Change] = []
     plans: list[tuple[ConfigDocument, list[Change]]] = []

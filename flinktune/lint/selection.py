@@ -7,9 +7,8 @@ prefix wins, so ``{FTN: info, FTN003: error}`` does what it says.
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from flinktune.findings import Finding, Severity
+from flinktune.record import replace
 
 
 def _matches(code: str, prefix: str) -> bool:

@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import re
 
-from flinktune.config.record import Record, set_field
 from flinktune.findings import Finding, Location, Severity
+from flinktune.record import Record, set_field
 
 UNUSED_SUPPRESSION_CODE = "FTL001"
 UNUSED_SUPPRESSION_NAME = "unused-suppression"

@@ -35,10 +35,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from flinktune.config.record import Record, replace, store
 from flinktune.errors import ModelInputError
 from flinktune.model import buffers as mb
 from flinktune.model import layout
+from flinktune.record import Record, replace, store
 
 KEY_ADAPTIVE_MIN = "execution.batch.adaptive.auto-parallelism.min-parallelism"
 KEY_ADAPTIVE_MAX = "execution.batch.adaptive.auto-parallelism.max-parallelism"

@@ -25,8 +25,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from enum import StrEnum
 
-from flinktune.config.record import Record, replace, store
 from flinktune.errors import ModelInputError
+from flinktune.record import Record, replace, store
 from flinktune.releases import (
     BUFFERS_FIXED,
     GATE_REQUIRED_MAX,

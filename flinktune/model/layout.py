@@ -27,7 +27,6 @@ from bisect import bisect_left
 from collections.abc import Iterable, Iterator, Sequence
 from itertools import pairwise
 
-from flinktune.config.record import Record, replace, store
 from flinktune.errors import ModelInputError
 from flinktune.model.buffers import (
     BufferSettings,
@@ -47,6 +46,7 @@ from flinktune.model.buffers import (
     input_gate_buffers,
     result_partition_buffers,
 )
+from flinktune.record import Record, replace, store
 
 
 def pointwise_consumer_range(i: int, p_up: int, p_down: int) -> tuple[int, int]:

@@ -26,7 +26,6 @@ import math
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from flinktune.config.record import Record, set_field, store
 from flinktune.errors import FlinktuneError, ModelInputError
 from flinktune.model.javanum import (
     INT_MAX,
@@ -39,6 +38,7 @@ from flinktune.model.javanum import (
     multiply,
     option_to_string,
 )
+from flinktune.record import Record, set_field, store
 from flinktune.releases import LEGACY_OPTIONS_REMOVED, NETWORK_MAX_UNBOUNDED
 from flinktune.units import parse_float, parse_int, parse_memory_size
 from flinktune.versions import DEFAULT_VERSION, FlinkVersion
@@ -154,7 +154,7 @@ class TaskManagerMemoryOptions(_MemoryOptions):
 class TaskManagerMemory(Record):
     """Every TaskManager memory component in bytes, as Flink derives it.
 
-    A Record (flinktune.config.record), not a dataclass: the lint imports this module on every
+    A Record (flinktune.record), not a dataclass: the lint imports this module on every
     run, and the derived results need no generated methods."""
 
     __slots__ = _fields = ("version", "path", "framework_heap_bytes", "framework_off_heap_bytes",

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from flinktune.config.record import Record, replace, store
 from flinktune.errors import FlinktuneError, ModelInputError
 from flinktune.model import buffers as mb
 from flinktune.model.memory import (
@@ -26,6 +25,7 @@ from flinktune.model.memory import (
     derive_taskmanager_memory,
     taskmanager_memory_options,
 )
+from flinktune.record import Record, replace, store
 from flinktune.releases import ADAPTIVE_MAX_FROM_DEFAULT
 from flinktune.situation import Situation
 from flinktune.situation.sourced import Sourced

@@ -37,9 +37,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 from flinktune.errors import ModelInputError
+from flinktune.record import replace
 
 # job.autoscaler.utilization.target's default (flink-autoscaler AutoScalerOptions.UTILIZATION_TARGET).
 DEFAULT_TARGET_UTILIZATION = 0.7

@@ -151,9 +151,9 @@ def _deployment_findings(rule: Rule, example: Example, version: object) -> list[
 
 def _relative(finding: Finding, folder: str) -> Finding:
     import os
-    from dataclasses import replace
 
     from flinktune.findings import Location
+    from flinktune.record import replace
 
     location = finding.location
     file = os.path.relpath(location.file, folder) if location.file.startswith(folder) else location.file

@@ -36,8 +36,8 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping
 
-from flinktune.config.record import Record, set_field, store
 from flinktune.errors import ConditionError
+from flinktune.record import Record, set_field, store
 from flinktune.units import DURATION_UNIT_NANOS, MEMORY_UNIT_BYTES
 
 # Bounds for untrusted rule text.

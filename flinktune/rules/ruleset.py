@@ -3,30 +3,39 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from functools import cached_property
 
 from flinktune.findings import Severity
+from flinktune.record import Record, store
 from flinktune.rules.lang import Condition
 from flinktune.rules.spec import Example, FixSpec, RuleSpec, VersionRange
 from flinktune.rules.template import Template
 from flinktune.versions import FlinkVersion
 
 
-@dataclass(frozen=True)
-class Rule:
+class Rule(Record):
     """One rule file, validated and compiled (condition, let-expressions and templates parsed)."""
 
+    _fields = ("spec", "source", "condition", "lets", "message", "at", "fix_templates",
+               "version_range", "bundled", "related")
     spec: RuleSpec
-    source: str                                   # where it was loaded from (for messages)
+    source: str  # where it was loaded from (for messages)
     condition: Condition
     lets: tuple[tuple[str, Condition], ...]
     message: Template
     at: Template | None
-    fix_templates: tuple[Template, Template | None, Template | None] | None   # key, value, new_key
+    fix_templates: tuple[Template, Template | None, Template | None] | None  # key, value, new_key
     version_range: VersionRange
-    bundled: bool = False
-    related: Condition | None = None              # the other places the finding rests on (a list)
+    bundled: bool
+    related: Condition | None  # the other places the finding rests on (a list)
+
+    def __init__(self, spec: RuleSpec, source: str, condition: Condition,
+                 lets: tuple[tuple[str, Condition], ...], message: Template, at: Template | None,
+                 fix_templates: tuple[Template, Template | None, Template | None] | None,
+                 version_range: VersionRange, bundled: bool = False,
+                 related: Condition | None = None) -> None:
+        store(self, (spec, source, condition, lets, message, at, fix_templates, version_range, bundled,
+                     related))
 
     @property
     def code(self) -> str:
@@ -86,11 +95,14 @@ class Rule:
         return dict(self.lets)
 
 
-@dataclass(frozen=True)
-class RuleSet:
+class RuleSet(Record):
     """The rules a run uses, sorted by code."""
 
+    _fields = ("rules",)
     rules: tuple[Rule, ...]
+
+    def __init__(self, rules: tuple[Rule, ...]) -> None:
+        store(self, (rules,))
 
     def __iter__(self) -> Iterator[Rule]:
         return iter(self.rules)

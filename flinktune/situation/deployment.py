@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import re
 
-from flinktune.config.record import Record, set_field
 from flinktune.config.types import ConfigDocument, ConfigFormat
 from flinktune.errors import ConfigError, FlinktuneError
+from flinktune.record import Record, set_field
 from flinktune.units import parse_int, parse_memory_size
 
 _QUANTITY = re.compile(r"^\s*([0-9]+(?:\.[0-9]+)?)\s*(Ki|Mi|Gi|Ti|k|K|M|G|T)?\s*$")

@@ -16,11 +16,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from flinktune.errors import ConfigError, FlinktuneError, UsageError
+from flinktune.record import Record, replace, store
 from flinktune.situation.lines import line_of_key
 from flinktune.units import (
     parse_bandwidth,
@@ -71,26 +71,40 @@ DEFAULT_BANDWIDTH_BYTES_PER_S = 1.25e9   # 10 Gbit/s
 _TIMEOUT_WORDS = {"off": math.inf, "inf": math.inf, "disabled": math.inf, "-1": math.inf}
 
 
-@dataclass(frozen=True)
-class Environment:
+class Environment(Record):
     """The environment facts, ``None`` where nothing said them; ``sources`` maps a parameter name to
     the kind of source (flag | profile | metrics | derived | ...) and ``locations`` to its file:line."""
 
-    rtt_s: float | None = None
-    bandwidth_bytes_per_s: float | None = None
-    parallelism: int | None = None
-    slots: int | None = None
-    taskmanagers: int | None = None
-    exchanges: int | None = None
-    record_bytes: float | None = None
-    rate_per_subtask: float | None = None      # records/s emitted by one producer subtask
-    latency_target_s: float | None = None
-    skew: float | None = None
-    workload: str | None = None
-    flink_version: FlinkVersion | None = None
-    sources: tuple[tuple[str, str], ...] = field(default=())    # parameter -> where it came from
-    locations: tuple[tuple[str, str], ...] = field(default=())  # parameter -> "profile.yaml:3", "--rtt"
-    what_if: tuple[tuple[str, float], ...] = field(default=())  # model-only knobs from a profile
+    __slots__ = _fields = ("rtt_s", "bandwidth_bytes_per_s", "parallelism", "slots", "taskmanagers",
+                           "exchanges", "record_bytes", "rate_per_subtask", "latency_target_s", "skew",
+                           "workload", "flink_version", "sources", "locations", "what_if")
+    rtt_s: float | None
+    bandwidth_bytes_per_s: float | None
+    parallelism: int | None
+    slots: int | None
+    taskmanagers: int | None
+    exchanges: int | None
+    record_bytes: float | None
+    rate_per_subtask: float | None  # records/s emitted by one producer subtask
+    latency_target_s: float | None
+    skew: float | None
+    workload: str | None
+    flink_version: FlinkVersion | None
+    sources: tuple[tuple[str, str], ...]  # parameter -> where it came from
+    locations: tuple[tuple[str, str], ...]  # parameter -> "profile.yaml:3", "--rtt"
+    what_if: tuple[tuple[str, float], ...]  # model-only knobs from a profile
+
+    def __init__(self, rtt_s: float | None = None, bandwidth_bytes_per_s: float | None = None,
+                 parallelism: int | None = None, slots: int | None = None, taskmanagers: int | None = None,
+                 exchanges: int | None = None, record_bytes: float | None = None,
+                 rate_per_subtask: float | None = None, latency_target_s: float | None = None,
+                 skew: float | None = None, workload: str | None = None,
+                 flink_version: FlinkVersion | None = None, sources: tuple[tuple[str, str], ...] = (),
+                 locations: tuple[tuple[str, str], ...] = (),
+                 what_if: tuple[tuple[str, float], ...] = ()) -> None:
+        store(self, (rtt_s, bandwidth_bytes_per_s, parallelism, slots, taskmanagers, exchanges, record_bytes,
+                     rate_per_subtask, latency_target_s, skew, workload, flink_version, sources, locations,
+                     what_if))
 
     def source(self, name: str) -> str | None:
         for key, where in self.sources:
@@ -194,13 +208,16 @@ def parse_parameters(values: Mapping[str, object], *, where: str = "") -> dict[s
             if value is not None}
 
 
-@dataclass(frozen=True)
-class Profile:
+class Profile(Record):
     """A parsed profile file: values by parameter name and the line each was on."""
 
+    __slots__ = _fields = ("path", "values", "lines")
     path: str
     values: Mapping[str, Any]
     lines: Mapping[str, int]
+
+    def __init__(self, path: str, values: Mapping[str, Any], lines: Mapping[str, int]) -> None:
+        store(self, (path, values, lines))
 
     def locations(self) -> dict[str, str]:
         return {name: f"{self.path}:{line}" for name, line in self.lines.items()}

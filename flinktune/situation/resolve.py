@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
 from typing import Any
 
 from flinktune.config.types import ConfigDocument, ConfigEntry, ConfigFormat, ConfigValue
 from flinktune.errors import FlinktuneError
+from flinktune.record import Record, replace, store
 from flinktune.situation.deployment import DeploymentSpec, deployment_spec
 from flinktune.situation.environment import DEFAULT_BANDWIDTH_BYTES_PER_S, DEFAULT_RTT_S, Environment
 from flinktune.situation.legacy import legacy_heap_entries
@@ -82,8 +82,7 @@ def completeness_of(document: ConfigDocument, spec: DeploymentSpec) -> Sourced[s
     return Sourced("complete", "default")
 
 
-@dataclass(frozen=True)
-class Situation:
+class Situation(Record):
     """Everything a command knows about one configuration document and the job that runs on it.
 
     Build it with ``resolve_situation``. Read the config through ``effective`` (the document as its
@@ -92,22 +91,45 @@ class Situation:
     ``rtt_s`` / ``bandwidth_bytes_per_s``, each a ``Sourced`` value.
     """
 
+    _fields = ("document", "version", "environment", "spec", "deployment", "completeness", "plan",
+               "plan_source", "pending_operators", "placement", "project_exchanges", "measured",
+               "catalog", "deployed")
+    _compared = ("document", "version", "environment", "spec", "deployment", "completeness", "plan",
+                 "plan_source", "pending_operators", "placement", "project_exchanges", "measured")
     document: ConfigDocument
     version: Sourced[FlinkVersion]
-    environment: Environment = field(default_factory=Environment)
-    spec: DeploymentSpec = field(default_factory=DeploymentSpec)
-    deployment: Sourced[str] = field(default_factory=lambda: Sourced("standalone", "default"))
-    completeness: Sourced[str] = field(default_factory=lambda: Sourced("complete", "default"))
-    plan: Mapping[str, Any] | None = None          # Flink's /jobs/:jobid/plan JSON
-    plan_source: str | None = None                 # its file (or "beside the dump")
-    pending_operators: int = 0                     # operators the plan was completed with (situation.plan)
-    placement: Mapping[tuple[str, int], Any] | None = None   # (vertex id, subtask) -> TaskManager
-    project_exchanges: int | None = None           # job-graph hint from the project config
-    measured: Any = None                           # flinktune.advise.measured.Measured (plain values)
-    catalog: Any = field(default=None, repr=False, compare=False)
+    environment: Environment
+    spec: DeploymentSpec
+    deployment: Sourced[str]
+    completeness: Sourced[str]
+    plan: Mapping[str, Any] | None  # Flink's /jobs/:jobid/plan JSON
+    plan_source: str | None  # its file (or "beside the dump")
+    pending_operators: int  # operators the plan was completed with (situation.plan)
+    placement: Mapping[tuple[str, int], Any] | None  # (vertex id, subtask) -> TaskManager
+    project_exchanges: int | None  # job-graph hint from the project config
+    measured: Any  # flinktune.advise.measured.Measured (plain values)
+    catalog: Any
     # Where the document is deployed (flinktune.deployment.link.Placement): the processes that read it,
     # their images and volumes; None when no deployment files were read.
-    deployed: Any = field(default=None, repr=False, compare=False)
+    deployed: Any
+
+    def __init__(self, document: ConfigDocument, version: Sourced[FlinkVersion],
+                 environment: Environment | None = None, spec: DeploymentSpec | None = None,
+                 deployment: Sourced[str] | None = None, completeness: Sourced[str] | None = None,
+                 plan: Mapping[str, Any] | None = None, plan_source: str | None = None,
+                 pending_operators: int = 0, placement: Mapping[tuple[str, int], Any] | None = None,
+                 project_exchanges: int | None = None, measured: Any = None, catalog: Any = None,
+                 deployed: Any = None) -> None:
+        if environment is None:
+            environment = Environment()
+        if spec is None:
+            spec = DeploymentSpec()
+        if deployment is None:
+            deployment = Sourced("standalone", "default")
+        if completeness is None:
+            completeness = Sourced("complete", "default")
+        store(self, (document, version, environment, spec, deployment, completeness, plan, plan_source,
+                     pending_operators, placement, project_exchanges, measured, catalog, deployed))
 
     # ------------------------------------------------------------------ the configuration
 

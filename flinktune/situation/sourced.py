@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Generic, TypeVar
 
-from flinktune.config.record import Record, store
+from flinktune.record import Record, store
 
 T = TypeVar("T")
 

@@ -20,9 +20,9 @@ from __future__ import annotations
 
 import re
 
-from flinktune.config.record import Record, set_field
 from flinktune.config.types import ConfigDocument, ConfigFormat
 from flinktune.errors import FlinktuneError
+from flinktune.record import Record, set_field
 from flinktune.releases import CONFIG_YAML, LEGACY_STATE_BACKEND_NAMES, ONLY_CONFIG_YAML
 from flinktune.situation.sourced import Sourced
 from flinktune.versions import DEFAULT_VERSION, SUPPORTED, FlinkVersion, parse_version

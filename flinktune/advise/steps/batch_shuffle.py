@@ -18,7 +18,6 @@ from flinktune.advise.limits import (
 from flinktune.advise.plan import Plan
 from flinktune.advise.state import KEY_FRAMEWORK_OFF_HEAP, KEY_READ
 from flinktune.advise.text import mem_value, size_text
-from flinktune.config.record import replace
 from flinktune.errors import FlinktuneError
 from flinktune.model import buffers as mb
 from flinktune.model.batch import (
@@ -30,6 +29,7 @@ from flinktune.model.batch import (
     sort_spill_region_bytes,
 )
 from flinktune.model.blocking import default_batch_shuffle_read_bytes, hash_shuffle_min_bytes
+from flinktune.record import replace
 from flinktune.releases import BUFFERS_FIXED, SORT_SHUFFLE_DEFAULT
 
 NAME = "batch-shuffle"

@@ -28,7 +28,6 @@ one beyond ``limits.MAX_RESCALE_FACTOR`` of a vertex's parallelism.
 from __future__ import annotations
 
 import math
-from dataclasses import replace
 from typing import Any
 
 from flinktune.advise.change import ProposedChange
@@ -37,6 +36,7 @@ from flinktune.advise.plan import Plan
 from flinktune.advise.state import KEY_PARALLELISM
 from flinktune.change import Applicability
 from flinktune.model import buffers as mb
+from flinktune.record import replace
 from flinktune.releases import PARALLELISM_OVERRIDES, STREAM_GRAPH_SUBMISSION
 
 NAME = "parallelism"
