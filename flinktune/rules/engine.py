@@ -8,19 +8,10 @@ from flinktune.change import Applicability, Change
 from flinktune.config.types import ConfigDocument, ConfigEntry
 from flinktune.errors import ConditionError, WriteError
 from flinktune.findings import Finding, Location, Related, Severity
+from flinktune.rules.entry_plan import key_plan, raw_plan, whole_document_test
 from flinktune.rules.functions import FUNCTIONS, RuleContext, _entry_for
 from flinktune.rules.lang import (
-    Binary,
-    BoolOp,
     Budget,
-    Call,
-    Comprehension,
-    Condition,
-    ListExpr,
-    Literal,
-    Name,
-    Node,
-    Unary,
     Value,
     evaluate,
     to_value,
@@ -188,162 +179,6 @@ def _doc_binding(document: ConfigDocument) -> dict[str, Value]:
     }
 
 
-def _key_guard(condition: Condition) -> frozenset[str] | None:
-    """The keys a key-scope condition can be true for, when it starts with ``key == "k"`` or
-    ``key in ["k1", "k2"]`` (alone or as the first operand of ``and``): for any other key that
-    first test is false, so the condition is, without touching anything else. None otherwise.
-    ``key`` is always the entry's key here (let-names may not shadow bindings)."""
-    root = condition.root
-    first = root.operands[0] if isinstance(root, BoolOp) and root.op == "and" else root
-    if not (isinstance(first, Binary) and first.op in ("==", "in") and isinstance(first.left, Name)
-            and first.left.name == "key"):
-        return None
-    if first.op == "==":
-        items: tuple[object, ...] = (first.right,)
-    elif isinstance(first.right, ListExpr):
-        items = first.right.items
-    else:
-        return None
-    if not all(isinstance(item, Literal) and isinstance(item.value, str) for item in items):
-        return None
-    return frozenset(item.value for item in items)  # type: ignore[attr-defined]
-
-
-# Functions whose value depends on their arguments and the target version only (the option catalog,
-# plain text tests): a test built from them and ``key`` has one value per key and version.
-_KEY_PURE = frozenset({"status", "known", "canonical", "deprecated", "credential_key", "starts_with",
-                       "ends_with"})
-
-
-def _key_form(node: Node) -> tuple[object, ...] | None:
-    """A hashable form of ``node`` when its value depends on ``key`` and the version only, else None."""
-    if isinstance(node, Name):
-        return ("key",) if node.name == "key" else None
-    if isinstance(node, Literal):
-        return ("lit", type(node.value).__name__, node.value)
-    if isinstance(node, ListExpr):
-        items = [_key_form(item) for item in node.items]
-        return None if any(i is None for i in items) else ("list", *items)
-    if isinstance(node, Unary) and node.op == "not":
-        inner = _key_form(node.operand)
-        return None if inner is None else ("not", inner)
-    if isinstance(node, Binary) and node.op in ("==", "!=", "in"):
-        left, right = _key_form(node.left), _key_form(node.right)
-        return None if left is None or right is None else (node.op, left, right)
-    if isinstance(node, Call) and node.func in _KEY_PURE:
-        args = [_key_form(arg) for arg in node.args]
-        return None if any(a is None for a in args) else ("call", node.func, *args)
-    return None
-
-
-_KeyTest = tuple[tuple[object, ...], Callable[[RuleContext, str], bool]]
-_KEY_PLANS: dict[str, tuple[frozenset[str] | None, _KeyTest | None]] = {}
-
-
-def _key_plan(condition: Condition) -> tuple[frozenset[str] | None, _KeyTest | None]:
-    """(``_key_guard``, ``_key_test``) of a key-scope condition, worked out once per condition text
-    (every file of a lint runs the same rules)."""
-    found = _KEY_PLANS.get(condition.source)
-    if found is None:
-        found = _KEY_PLANS[condition.source] = (_key_guard(condition), _key_test(condition))
-    return found
-
-
-def _key_test(condition: Condition) -> tuple[tuple[object, ...], Callable[[RuleContext, str], bool]] | None:
-    """The first test of a key-scope condition (alone, or the first operand of ``and``) when it
-    depends on the key and the version only, compiled to a plain function of (context, key): where it
-    is false (or null) the condition is false without anything else being evaluated, so the rule can be
-    skipped for that key. None when the test has another shape (the rule then always runs)."""
-    root = condition.root
-    first = root.operands[0] if isinstance(root, BoolOp) and root.op == "and" else root
-    form = _key_form(first)
-    if form is None or not _mentions_key(form):
-        return None
-    test = _compile(form)
-    return None if test is None else (form, test)
-
-
-# Bindings that change from one entry of a document to the next (key scope).
-_PER_ENTRY = frozenset({"key", "value", "raw", "line"})
-
-
-def _entry_free(node: object, lets: Mapping[str, Condition], seen: set[str]) -> bool:
-    """``node`` reads no per-entry binding, directly or through the lets it uses: its value is the same for
-    every entry of one document."""
-    if isinstance(node, Name):
-        if node.name in _PER_ENTRY:
-            return False
-        if node.name in lets and node.name not in seen:
-            seen.add(node.name)
-            return _entry_free(lets[node.name].root, lets, seen)
-        return True
-    if isinstance(node, Comprehension):
-        return all(_entry_free(part, lets, seen)
-                   for part in (node.iterable, node.element, node.condition) if part is not None)
-    for name in getattr(node, "__slots__", ()):
-        if name == "pos":
-            continue
-        part = getattr(node, name, None)
-        parts = part if isinstance(part, tuple) else (part,)
-        if not all(_entry_free(p, lets, seen) for p in parts if isinstance(p, Node)):
-            return False
-    return True
-
-
-def _document_test(rule: Rule) -> Condition | None:
-    """The first test of a key-scope condition (alone, or the first operand of ``and``) when it reads no
-    per-entry binding (``flat and ...`` with flat: doc.format == ...): it has one value per document, so
-    where it is false the rule is skipped for every entry. None otherwise."""
-    root = rule.condition.root
-    first = root.operands[0] if isinstance(root, BoolOp) and root.op == "and" else root
-    if not _entry_free(first, rule.let_map, set()):
-        return None
-    return Condition(rule.condition.source, first)
-
-
-def _whole_document_test(rule: Rule) -> Condition | None:
-    """The part of a key-scope rule's condition that does not depend on the key (false: the rule
-    cannot fire anywhere in this document), worked out once per rule (a cache beside the frozen value)."""
-    if "_document_test" not in rule.__dict__:
-        rule.__dict__["_document_test"] = _document_test(rule)
-    return rule.__dict__["_document_test"]  # type: ignore[no-any-return]
-
-
-def _mentions_key(form: object) -> bool:
-    return form == ("key",) or (isinstance(form, tuple) and any(_mentions_key(part) for part in form))
-
-
-def _compile(form: tuple[object, ...]) -> Callable[[RuleContext, str], bool] | None:
-    """``status(key) == "x"``, ``canonical(key) in [...]``, ``deprecated(key)``, ``known(key)``,
-    ``credential_key(key)``, ``starts_with(key, "p")`` as Python: the same function implementations
-    the evaluator calls, so the same values."""
-    kind = form[0]
-    if kind == "call" and form[2:] == (("key",),) and form[1] in ("deprecated", "known", "credential_key"):
-        impl = FUNCTIONS[str(form[1])].impl
-        return lambda ctx, key: impl(ctx, key) is True
-    if kind == "call" and form[1] in ("starts_with", "ends_with") and form[2] == ("key",) \
-            and isinstance(form[3], tuple) and form[3][:2] == ("lit", "str"):
-        affix = str(form[3][2])
-        if form[1] == "starts_with":
-            return lambda _ctx, key: key.startswith(affix)
-        return lambda _ctx, key: key.endswith(affix)
-    if kind in ("==", "in") and isinstance(form[1], tuple) and form[1][0] == "call" \
-            and form[1][1] in ("status", "canonical") and form[1][2:] == (("key",),):
-        impl = FUNCTIONS[str(form[1][1])].impl
-        right = form[2]
-        if not isinstance(right, tuple):
-            return None
-        if kind == "==" and right[:2] == ("lit", "str"):
-            wanted = frozenset((right[2],))
-        elif kind == "in" and right[0] == "list" and all(
-                isinstance(item, tuple) and item[:2] == ("lit", "str") for item in right[1:]):
-            wanted = frozenset(item[2] for item in right[1:])  # type: ignore[index]
-        else:
-            return None
-        return lambda ctx, key: impl(ctx, key) in wanted
-    return None
-
-
 def evaluate_document(ruleset: RuleSet, document: ConfigDocument, version: FlinkVersion,
                       env: Mapping[str, object] | None = None, situation: object = None,
                       document_at: Callable[[str], ConfigDocument | None] | None = None,
@@ -371,7 +206,7 @@ def evaluate_document(ruleset: RuleSet, document: ConfigDocument, version: Flink
     if key_rules:
         live = []
         for rule in key_rules:
-            whole = _whole_document_test(rule)
+            whole = whole_document_test(rule)
             if whole is not None:
                 budget = Budget()
                 try:
@@ -381,7 +216,9 @@ def evaluate_document(ruleset: RuleSet, document: ConfigDocument, version: Flink
                 except ConditionError:
                     pass                  # let the rule's own run report the error
             live.append(rule)
-        plan = [(rule, *_key_plan(rule.condition)) for rule in live]
+        plan = [(rule, *key_plan(rule.condition)) for rule in live]
+        raw_tests = {n: found for n, (rule, _guard, _test) in enumerate(plan)
+                     if (found := raw_plan(rule.condition)) is not None}
         # Which rules can fire for a key, found without walking every rule for every entry: the
         # rules with neither a key guard nor a key test always run; guarded ones are indexed by the
         # keys their guard names; tested ones are grouped by their test, evaluated once per key.
@@ -423,6 +260,9 @@ def evaluate_document(ruleset: RuleSet, document: ConfigDocument, version: Flink
                 rule, guard, test = plan[n]
                 if guard is not None and test is not None and not passes(key, test[0], test[1]):
                     continue                  # 'and' stops at a false first operand
+                raw_test = raw_tests.get(n)
+                if raw_test is not None and not raw_test(entry.raw):
+                    continue                  # the same, for a first test of the raw text
                 # _Names copies the bindings only to store let values, so one dict serves every rule.
                 found = _run(rule, bindings, context, where, here, entry.file)
                 if found is not None:

@@ -268,7 +268,7 @@ def test_skipping_rules_by_their_first_key_test_changes_no_finding(monkeypatch: 
     """The engine skips a key-scope rule for a key where its first test (``status(key) == ...``,
     ``deprecated(key)``, ``canonical(key) in [...]``, ...) is false: the same findings as running every
     rule on every key, over the dev corpus at several versions."""
-    import flinktune.rules.engine as engine
+    import flinktune.rules.entry_plan as entry_plan
     from flinktune.config.reader import read_config_file
 
     corpus = shared_dir() / "corpus" / "flink-configs"
@@ -276,7 +276,8 @@ def test_skipping_rules_by_their_first_key_test_changes_no_finding(monkeypatch: 
     if not files:
         pytest.skip("the dev corpus (../shared/corpus/flink-configs) is not beside the repository")
     rules = load_rules()
-    tested = [r.code for r in rules.rules if r.scope == "key" and engine._key_test(r.condition) is not None]
+    tested = [r.code for r in rules.rules
+              if r.scope == "key" and entry_plan.key_test(r.condition) is not None]
     assert {"FTC001", "FTC003", "FTC006", "FTC010"} <= set(tested)
 
     def run() -> list[tuple[str, str, int | None, str]]:
@@ -293,9 +294,64 @@ def test_skipping_rules_by_their_first_key_test_changes_no_finding(monkeypatch: 
         return out
 
     skipping = run()
-    monkeypatch.setattr(engine, "_key_test", lambda _condition: None)
-    monkeypatch.setattr(engine, "_KEY_PLANS", {})      # worked out again, without key tests
+    monkeypatch.setattr(entry_plan, "key_test", lambda _condition: None)
+    monkeypatch.setattr(entry_plan, "KEY_PLANS", {})      # worked out again, without key tests
     assert run() == skipping and skipping
+
+
+def test_a_first_test_of_the_raw_text_gives_the_evaluator_s_value() -> None:
+    """``"$" in raw or "_" in raw`` and the like run as plain Python before a rule's run (issue 26):
+    the same value as the evaluator's for every raw text, a null one included."""
+    from flinktune.rules.entry_plan import raw_test as _raw_test
+
+    forms = ['"$" in raw', '"$" not in raw', '("$" in raw or "_" in raw)', 'not ("{{" in raw)',
+             '(":" in raw and not ("//" in raw)) or "_" not in raw']
+    texts = ["", "a", "$", "${A}", "a_b", "x://y", "k: v", "{{ x }}", "_", None]
+    for form in forms:
+        tree = parse(form).root
+        compiled = _raw_test(tree)
+        assert compiled is not None, form
+        for text in texts:
+            expected = evaluate(parse(form), {"raw": text}, FUNCTIONS, None)
+            assert compiled(text) is expected, (form, text)
+    # Anything else (another name, a function, a non-string literal) is not compiled.
+    for form in ['"$" in key', 'starts_with(raw, "$")', '1 in raw', 'raw == "x"']:
+        assert _raw_test(parse(form).root) is None, form
+
+
+def test_skipping_rules_by_their_first_raw_test_changes_no_finding(monkeypatch: pytest.MonkeyPatch) -> None:
+    """FTC106 and FTC121 start with a test of the raw text: skipping the entries where it is false
+    gives the same findings as running them, over the dev corpus at several versions."""
+    import flinktune.rules.entry_plan as entry_plan
+    from flinktune.config.reader import read_config_file
+
+    corpus = shared_dir() / "corpus" / "flink-configs"
+    files = sorted(corpus.glob("*.yaml")) if corpus.is_dir() else []
+    if not files:
+        pytest.skip("the dev corpus (../shared/corpus/flink-configs) is not beside the repository")
+    rules = load_rules()
+    tested = {r.code for r in rules.rules
+              if r.scope == "key" and entry_plan.raw_plan(r.condition) is not None}
+    assert {"FTC106", "FTC121"} <= tested
+
+    def run() -> list[tuple[str, str, int | None, str]]:
+        out = []
+        for path in files:
+            try:
+                documents = read_config_file(str(path))
+            except Exception:
+                continue
+            for document in documents:
+                for version in ("1.13", "1.20", "2.1"):
+                    out += [(f.code, f.message, f.location.line, version)
+                            for f in evaluate_document(rules, document, parse_version(version))]
+        return out
+
+    skipping = run()
+    assert {"FTC106", "FTC121"} & {code for code, *_ in skipping}
+    monkeypatch.setattr(entry_plan, "first_raw_test", lambda _condition: None)
+    monkeypatch.setattr(entry_plan, "RAW_PLANS", {})      # worked out again, without raw tests
+    assert run() == skipping
 
 
 def test_general_text_and_list_functions() -> None:
@@ -329,15 +385,15 @@ def test_fact_tables_and_jvm_options() -> None:
 
 
 def test_a_document_level_first_test_skips_a_key_rule_for_the_whole_document(tmp_path: Path) -> None:
-    # FTC121's first test (flat: the document is a flink-conf.yaml) reads no entry: on a config.yaml it
-    # is false once, and the rule runs for no entry; the findings stay the same as without the shortcut.
-    from flinktune.rules.engine import _whole_document_test
+    # FTC118's first test (yaml_form: the document is a config.yaml) reads no entry: on a flink-conf.yaml
+    # it is false once, and the rule runs for no entry; the findings stay the same as without the shortcut.
+    from flinktune.rules.entry_plan import whole_document_test as _whole_document_test
 
-    rule = RULES.get("FTC121")
+    rule = RULES.get("FTC118")
     assert rule is not None and _whole_document_test(rule) is not None
     other = RULES.get("FTC001")
     assert other is not None and _whole_document_test(other) is None     # status(key) reads the entry
-    [yaml_doc] = read_config_text('a: "truejobmanager.rpc.address: x"\n', "config.yaml")
-    flat_doc = flat("fs.s3a.path.style.access: truejobmanager.rpc.address: jobmanager\n")
-    assert "FTC121" in codes(evaluate_document(RULES, flat_doc, V120))
-    assert "FTC121" not in codes(evaluate_document(RULES, yaml_doc, V120))
+    [yaml_doc] = read_config_text("a:\n  b: 1\na.b.c: 2\n", "config.yaml")
+    flat_doc = flat("a.b: 1\na.b.c: 2\n")
+    assert "FTC118" in codes(evaluate_document(RULES, yaml_doc, V120))
+    assert "FTC118" not in codes(evaluate_document(RULES, flat_doc, V120))

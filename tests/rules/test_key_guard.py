@@ -1,5 +1,5 @@
 """Key-scope rules whose condition starts with ``key == "k"`` / ``key in [...]`` are skipped for
-other keys (flinktune.rules.engine._key_guard): a shortcut that must never change a finding."""
+other keys (flinktune.rules.entry_plan.key_guard): a shortcut that must never change a finding."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import pytest
 from testkit import shared_dir
 
 from flinktune.lint import LintOptions, lint_paths
-from flinktune.rules import engine, parse
+from flinktune.rules import entry_plan, parse
 
 CORPUS = shared_dir() / "corpus" / "flink-configs"
 
@@ -23,7 +23,7 @@ CORPUS = shared_dir() / "corpus" / "flink-configs"
     ('not (key == "a")', None),
 ])
 def test_guard_extraction(condition: str, guard: set[str] | None) -> None:
-    found = engine._key_guard(parse(condition))
+    found = entry_plan.key_guard(parse(condition))
     assert (None if found is None else set(found)) == guard
 
 
@@ -31,8 +31,8 @@ def test_guard_extraction(condition: str, guard: set[str] | None) -> None:
 def test_guards_change_no_finding_on_the_corpus(monkeypatch: pytest.MonkeyPatch) -> None:
     files = sorted(str(p) for p in CORPUS.iterdir() if p.suffix in (".yaml", ".yml"))
     with_guards = lint_paths(files, LintOptions())
-    monkeypatch.setattr(engine, "_key_guard", lambda condition: None)
-    monkeypatch.setattr(engine, "_KEY_PLANS", {})      # worked out again, without guards
+    monkeypatch.setattr(entry_plan, "key_guard", lambda condition: None)
+    monkeypatch.setattr(entry_plan, "KEY_PLANS", {})      # worked out again, without guards
     without = lint_paths(files, LintOptions())
     assert with_guards.findings == without.findings and with_guards.problems == without.problems
     assert len(with_guards.findings) > 100
