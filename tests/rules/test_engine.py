@@ -264,39 +264,42 @@ def test_sort_shuffle_min_parallelism_on_flink_2_cannot_take_effect() -> None:
     assert "always uses 1, so this setting cannot take effect" in found[0].message
 
 
-def test_skipping_rules_by_their_first_key_test_changes_no_finding(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The engine skips a key-scope rule for a key where its first test (``status(key) == ...``,
-    ``deprecated(key)``, ``canonical(key) in [...]``, ...) is false: the same findings as running every
-    rule on every key, over the dev corpus at several versions."""
-    import flinktune.rules.entry_plan as entry_plan
+def _corpus_findings(rules, versions: tuple[str, ...]) -> list[tuple[str, str, int | None, str]]:  # type: ignore[no-untyped-def]
+    """Every finding of ``rules`` over the dev corpus at ``versions`` (skips the test without it)."""
     from flinktune.config.reader import read_config_file
 
     corpus = shared_dir() / "corpus" / "flink-configs"
     files = sorted(corpus.glob("*.yaml")) if corpus.is_dir() else []
     if not files:
         pytest.skip("the dev corpus (../shared/corpus/flink-configs) is not beside the repository")
+    out = []
+    for path in files:
+        try:
+            documents = read_config_file(str(path))
+        except Exception:
+            continue
+        for document in documents:
+            for version in versions:
+                out += [(f.code, f.message, f.location.line, version)
+                        for f in evaluate_document(rules, document, parse_version(version))]
+    return out
+
+
+def test_skipping_rules_by_their_first_key_test_changes_no_finding(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The engine skips a key-scope rule for a key where its first test (``status(key) == ...``,
+    ``deprecated(key)``, ``canonical(key) in [...]``, ...) is false: the same findings as running every
+    rule on every key, over the dev corpus at several versions."""
+    import flinktune.rules.entry_plan as entry_plan
+
     rules = load_rules()
     tested = [r.code for r in rules.rules
               if r.scope == "key" and entry_plan.key_test(r.condition) is not None]
     assert {"FTC001", "FTC003", "FTC006", "FTC010"} <= set(tested)
-
-    def run() -> list[tuple[str, str, int | None, str]]:
-        out = []
-        for path in files:
-            try:
-                documents = read_config_file(str(path))
-            except Exception:
-                continue
-            for document in documents:
-                for version in ("1.13", "1.17", "1.20", "2.1"):
-                    out += [(f.code, f.message, f.location.line, version)
-                            for f in evaluate_document(rules, document, parse_version(version))]
-        return out
-
-    skipping = run()
+    versions = ("1.13", "1.17", "1.20", "2.1")
+    skipping = _corpus_findings(rules, versions)
     monkeypatch.setattr(entry_plan, "key_test", lambda _condition: None)
     monkeypatch.setattr(entry_plan, "KEY_PLANS", {})      # worked out again, without key tests
-    assert run() == skipping and skipping
+    assert _corpus_findings(rules, versions) == skipping and skipping
 
 
 def test_a_first_test_of_the_raw_text_gives_the_evaluator_s_value() -> None:
@@ -323,35 +326,17 @@ def test_skipping_rules_by_their_first_raw_test_changes_no_finding(monkeypatch: 
     """FTC106 and FTC121 start with a test of the raw text: skipping the entries where it is false
     gives the same findings as running them, over the dev corpus at several versions."""
     import flinktune.rules.entry_plan as entry_plan
-    from flinktune.config.reader import read_config_file
 
-    corpus = shared_dir() / "corpus" / "flink-configs"
-    files = sorted(corpus.glob("*.yaml")) if corpus.is_dir() else []
-    if not files:
-        pytest.skip("the dev corpus (../shared/corpus/flink-configs) is not beside the repository")
     rules = load_rules()
     tested = {r.code for r in rules.rules
               if r.scope == "key" and entry_plan.raw_plan(r.condition) is not None}
     assert {"FTC106", "FTC121"} <= tested
-
-    def run() -> list[tuple[str, str, int | None, str]]:
-        out = []
-        for path in files:
-            try:
-                documents = read_config_file(str(path))
-            except Exception:
-                continue
-            for document in documents:
-                for version in ("1.13", "1.20", "2.1"):
-                    out += [(f.code, f.message, f.location.line, version)
-                            for f in evaluate_document(rules, document, parse_version(version))]
-        return out
-
-    skipping = run()
+    versions = ("1.13", "1.20", "2.1")
+    skipping = _corpus_findings(rules, versions)
     assert {"FTC106", "FTC121"} & {code for code, *_ in skipping}
     monkeypatch.setattr(entry_plan, "first_raw_test", lambda _condition: None)
     monkeypatch.setattr(entry_plan, "RAW_PLANS", {})      # worked out again, without raw tests
-    assert run() == skipping
+    assert _corpus_findings(rules, versions) == skipping
 
 
 def test_general_text_and_list_functions() -> None:
