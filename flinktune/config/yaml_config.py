@@ -230,20 +230,11 @@ class YamlTree:
     issues: list[ConfigIssue]
     reused_nodes: set[int]  # ids of nodes reached twice (aliases)
 
-    def __init__(self, leaves: list[Leaf] | None = None, mappings: list[MappingInfo] | None = None,
-                 issues: list[ConfigIssue] | None = None, reused_nodes: set[int] | None = None) -> None:
-        if leaves is None:
-            leaves = []
-        if mappings is None:
-            mappings = []
-        if issues is None:
-            issues = []
-        if reused_nodes is None:
-            reused_nodes = set()
-        self.leaves = leaves
-        self.mappings = mappings
-        self.issues = issues
-        self.reused_nodes = reused_nodes
+    def __init__(self) -> None:     # filled in by the walker
+        self.leaves = []
+        self.mappings = []
+        self.issues = []
+        self.reused_nodes = set()
 
 
 class _Walker:

@@ -37,28 +37,14 @@ class _FileOutcome:
     suppressed_count: int
     read_ok: bool
 
-    def __init__(self, path: str, problems: list[InputProblem] | None = None,
-                 documents: list[tuple[ConfigDocument, list[Finding]]] | None = None,
-                 versions: list[FileVersion] | None = None, kept: list[Finding] | None = None,
-                 suppressed: set[int] | None = None, suppressed_count: int = 0,
-                 read_ok: bool = False) -> None:
-        if problems is None:
-            problems = []
-        if documents is None:
-            documents = []
-        if versions is None:
-            versions = []
-        if kept is None:
-            kept = []
-        if suppressed is None:
-            suppressed = set()
+    def __init__(self, path: str, problems: list[InputProblem] | None = None, read_ok: bool = False) -> None:
         self.path = path
-        self.problems = problems
-        self.documents = documents
-        self.versions = versions
-        self.kept = kept
-        self.suppressed = suppressed
-        self.suppressed_count = suppressed_count
+        self.problems = problems if problems is not None else []
+        self.documents = []
+        self.versions = []
+        self.kept = []
+        self.suppressed = set()
+        self.suppressed_count = 0
         self.read_ok = read_ok
 
 
