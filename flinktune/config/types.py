@@ -44,6 +44,12 @@ class ConfigIssue(Record):
         store(self, (kind, message, file, line, key))
 
 
+# ConfigDocument.origin of configurations that are not a file of their own.
+FLINK_PROPERTIES = "FLINK_PROPERTIES"   # an environment variable the official image's entrypoint merges
+HELM_VALUES = "helm values"             # a flinkConfiguration in a chart's or a platform's values
+HELM_TEMPLATE = "helm template"         # a manifest rendered from a chart's template
+
+
 class ConfigDocument(Record):
     """One Flink configuration: a file, or one manifest inside a multi-document file."""
 
@@ -73,6 +79,14 @@ class ConfigDocument(Record):
                  origin: str | None = None) -> None:
         store(self, (path, format, entries, issues, name, version_hint, embedded, version_hint_source,
                      jdk_hint, origin))
+
+    @property
+    def is_flink_file(self) -> bool:
+        """Whether Flink reads this document as the file it is, so that its format limits the versions
+        that read it. A FLINK_PROPERTIES overlay is merged by the image's entrypoint into whichever file
+        the image's Flink reads, and a Helm values flinkConfiguration is written out by its chart or
+        platform the same way: their YAML or flat form says nothing about the version."""
+        return self.origin not in (FLINK_PROPERTIES, HELM_VALUES)
 
     def get(self, key: str) -> ConfigEntry | None:
         """The effective entry for ``key``: the last one wins, as in Flink."""

@@ -16,7 +16,7 @@ import re
 from typing import TYPE_CHECKING
 
 from flinktune.config.flat import parse_flat_lines
-from flinktune.config.types import ConfigDocument, ConfigFormat
+from flinktune.config.types import FLINK_PROPERTIES, ConfigDocument, ConfigFormat
 from flinktune.deployment.common import (
     config_sources,
     docker_bytes,
@@ -36,7 +36,6 @@ from flinktune.deployment.nodes import View
 if TYPE_CHECKING:
     from flinktune.deployment.readers import ReadContext
 
-FLINK_PROPERTIES = "FLINK_PROPERTIES"
 _DEFAULTED = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(:?-)([^}]*)\}")
 
 

@@ -18,7 +18,7 @@ import os
 import re
 from typing import TYPE_CHECKING, Any
 
-from flinktune.config.types import ConfigDocument, ConfigFormat
+from flinktune.config.types import HELM_TEMPLATE, HELM_VALUES, ConfigDocument, ConfigFormat
 from flinktune.deployment.model import Found
 from flinktune.errors import FlinktuneError
 
@@ -182,7 +182,7 @@ def values_documents(text: str, file: str) -> list[ConfigDocument]:
                     tree = flatten_tree(value, file=file, first_line=first_line)
                     entries, issues = tree_entries(tree, source, file=file, first_line=first_line)
                     documents.append(ConfigDocument(path=file, format=ConfigFormat.YAML, entries=entries,
-                                                    issues=issues, name=key.value, origin="helm values"))
+                                                    issues=issues, name=key.value, origin=HELM_VALUES))
                 else:
                     walk(value, source, first_line, depth + 1)
         elif isinstance(node, ScalarNode) and node.style in ("|", ">") and any(
@@ -292,7 +292,7 @@ def _template_documents(path: str, rendered: str, line_map: tuple[int, ...]) -> 
     for document in found:
         entries = tuple(replace(e, line=back(e.line)) for e in document.entries if "<helm:" not in e.raw)
         issues = tuple(replace(i, line=back(i.line)) for i in document.issues)
-        out.append(replace(document, entries=entries, issues=issues, origin="helm template"))
+        out.append(replace(document, entries=entries, issues=issues, origin=HELM_TEMPLATE))
     return out
 
 

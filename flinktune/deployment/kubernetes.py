@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING
 
-from flinktune.config.types import ConfigDocument
+from flinktune.config.types import FLINK_PROPERTIES, ConfigDocument
 from flinktune.deployment.common import (
     config_sources,
     dynamic_properties,
@@ -47,7 +47,6 @@ from flinktune.deployment.nodes import View
 if TYPE_CHECKING:
     from flinktune.deployment.readers import ReadContext
 
-FLINK_PROPERTIES = "FLINK_PROPERTIES"
 
 WORKLOADS = ("Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "Job", "Pod", "CronJob",
              "ReplicationController")

@@ -26,12 +26,10 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 
-from flinktune.config.types import ConfigDocument, ConfigFormat
+from flinktune.config.types import FLINK_PROPERTIES, HELM_VALUES, ConfigDocument, ConfigFormat
 from flinktune.deployment.images import IMAGE_DEFAULTS
 from flinktune.deployment.model import JOBMANAGER, TASKMANAGER, ConfigSource, Deployment, Process, Where
 from flinktune.record import Record, store
-
-FLINK_PROPERTIES = "FLINK_PROPERTIES"
 
 
 def _norm(path: str) -> str:
@@ -227,7 +225,7 @@ def place(document: ConfigDocument, deployment: Deployment,
         detail = (f"FLINK_PROPERTIES of {process.name}: the image's entrypoint merges it into "
                   + ("the configuration file it mounts" if any(s.origin == "file" for s in base)
                      else "the image's default configuration"))
-    elif document.origin == "helm values":
+    elif document.origin == HELM_VALUES:
         completeness = "overlay"
         detail = "a flinkConfiguration in Helm values, merged into the platform's defaults"
     else:

@@ -202,6 +202,17 @@ def _note_version(finding: Finding, source: str, detail: str, version: Any, rule
     return replace(finding, message=finding.message + note)
 
 
+def _by_hand(finding: Finding) -> Finding:
+    """A configuration that is not a file of its own (a FLINK_PROPERTIES variable, a Helm values block
+    or template): the config writer edits only the files Flink reads, so --fix leaves its fix to the
+    user instead of failing on it."""
+    from flinktune.change import Applicability
+
+    if finding.fix is None or finding.fix.applicability is Applicability.MANUAL:
+        return finding
+    return replace(finding, fix=replace(finding.fix, applicability=Applicability.MANUAL))
+
+
 def _rename_breaks(fix: Change | None) -> Any:
     """The newest release that reads a rename's old key but not its new one (the file, whose version
     nobody named, may be for it), or None when the rename is right in every release that reads the key."""
@@ -291,6 +302,8 @@ def _lint_documents(outcome: _FileOutcome, documents: list[ConfigDocument], text
         if situation.version.source in ("inferred", "default"):
             source, detail = situation.version.source, situation.version.detail
             found = [_note_version(finding, source, detail, version, ruleset) for finding in found]
+        if document.origin is not None:
+            found = [_by_hand(finding) for finding in found]
         outcome.documents.append((document, found))
         raw_all.extend(found)
     result = apply_suppressions(raw_all, directives, path)

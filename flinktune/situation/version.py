@@ -66,7 +66,10 @@ class Inference(Record):
 
 def _format_versions(document: ConfigDocument) -> tuple[tuple[FlinkVersion, ...], str]:
     """The versions that read the document's file format at all (GlobalConfiguration: up to 1.18
-    only flink-conf.yaml; 1.19-1.20 either; 2.0+ only config.yaml - FLINK-33577, FLINK-33677)."""
+    only flink-conf.yaml; 1.19-1.20 either; 2.0+ only config.yaml - FLINK-33577, FLINK-33677). Every
+    version for a configuration that is not itself the file Flink reads (``is_flink_file``)."""
+    if not document.is_flink_file:
+        return SUPPORTED, ""
     fmt = document.format
     if fmt is ConfigFormat.CONFIGMAP:
         fmt = document.embedded or fmt
@@ -207,10 +210,10 @@ def resolve_version(document: ConfigDocument, *, flag: FlinkVersion | None = Non
         format_only = _format_versions(document)[0]
         if inference.chosen != _nearest_default(format_only):
             return Sourced(inference.chosen, "inferred", document.path, detail=inference.describe())
-        if document.format is ConfigFormat.YAML:
+        if document.format is ConfigFormat.YAML and document.is_flink_file:
             return Sourced(inference.chosen, "config.yaml", document.path,
                            detail="config.yaml is read by Flink 1.19+")
-    elif document.format is ConfigFormat.YAML:
+    elif document.format is ConfigFormat.YAML and document.is_flink_file:
         return Sourced(max(DEFAULT_VERSION, CONFIG_YAML.since), "config.yaml", document.path)
     return Sourced(DEFAULT_VERSION, "default")
 
