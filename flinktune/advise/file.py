@@ -167,6 +167,10 @@ def _placement_beside(metrics: Sequence[str]) -> Any:
 _FLINK_KEY = re.compile(r"[a-z][a-z0-9-]*(\.[A-Za-z0-9_-]+)+")
 
 
+_DEPLOYMENT_FILES = {"compose": "a docker-compose file", "dockerfile": "a Dockerfile",
+                     "helm": "a Helm chart's values or template"}
+
+
 def _require_flink_config(text: str, file: str) -> None:
     """Refuse, with one line, a file that is not a Flink config (a metrics CSV, a plan.json, an
     empty file): advice for it would be advice for Flink's defaults, not for the user's cluster."""
@@ -178,12 +182,23 @@ def _require_flink_config(text: str, file: str) -> None:
             "a job plan to --plan")
     if not text.strip():
         raise ConfigError(f"empty file, not a Flink config ({hint})", file=file)
+    from flinktune.deployment.readers import recognise
+
+    # A compose file's or a manifest's flattened keys (services.jobmanager.image) look like options.
+    kind = recognise(file, text[:4096])
+    if kind in _DEPLOYMENT_FILES:
+        raise ConfigError(f"{_DEPLOYMENT_FILES[kind]}, not a Flink config: recommend tunes the config file the "
+                          "deployment runs with (flink-conf.yaml, config.yaml or a FlinkDeployment), and "
+                          "`flinktune lint` on the folder checks the deployment around it", file=file)
     documents = read_config_text(text, file)
     for doc in documents:
         if doc.format in (ConfigFormat.DEPLOYMENT, ConfigFormat.CONFIGMAP):
             return
-        if any(_FLINK_KEY.fullmatch(entry.key) for entry in doc.entries):
+        if kind is None and any(_FLINK_KEY.fullmatch(entry.key) for entry in doc.entries):
             return
+    if kind is not None:
+        raise ConfigError(f"a Kubernetes manifest with neither a FlinkDeployment nor a ConfigMap holding "
+                          f"flink-conf.yaml or config.yaml, not a Flink config ({hint})", file=file)
     first = next((i for doc in documents for i in doc.issues if i.line is not None), None)
     raise ConfigError(f"not a Flink config: no Flink option like 'taskmanager.numberOfTaskSlots: 2' "
                       f"in it ({hint})", file=file, line=first.line if first else None)

@@ -34,6 +34,14 @@ def _recommend(path: Path, cwd: Path) -> subprocess.CompletedProcess[str]:
         ("empty.yaml", ""),
         ("blank.yaml", "\n   \n# only a comment\n"),
         ("plan.json", None),  # the shipped job plan (REST /jobs/:jobid/plan)
+        # Deployment files: their flattened keys (services.jobmanager.environment, spec.replicas) looked
+        # like options, so a compose file got "Flink refuses this TaskManager memory setup", exit 0.
+        ("docker-compose.yml", "services:\n  jobmanager:\n    image: flink:1.20\n    command: jobmanager\n"
+                               "    environment:\n      - JOB_MANAGER_RPC_ADDRESS=jobmanager\n"),
+        ("values.yaml", "flink:\n  flinkProperties:\n    taskmanager.numberOfTaskSlots: \"2\"\n"),
+        ("taskmanager.yaml", "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: flink-taskmanager\n"
+                             "spec:\n  replicas: 2\n  template:\n    spec:\n      containers:\n"
+                             "        - name: taskmanager\n          image: flink:1.20\n"),
     ],
 )
 def test_non_config_is_one_line_and_exit_2(tmp_path: Path, name: str, content: str | None) -> None:
