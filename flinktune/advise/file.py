@@ -187,8 +187,8 @@ def _require_flink_config(text: str, file: str) -> None:
     # A compose file's or a manifest's flattened keys (services.jobmanager.image) look like options.
     kind = recognise(file, text[:4096])
     if kind in _DEPLOYMENT_FILES:
-        raise ConfigError(f"{_DEPLOYMENT_FILES[kind]}, not a Flink config: recommend tunes the config file the "
-                          "deployment runs with (flink-conf.yaml, config.yaml or a FlinkDeployment), and "
+        raise ConfigError(f"{_DEPLOYMENT_FILES[kind]}, not a Flink config: recommend tunes the config file "
+                          "the deployment runs with (flink-conf.yaml, config.yaml or a FlinkDeployment), and "
                           "`flinktune lint` on the folder checks the deployment around it", file=file)
     documents = read_config_text(text, file)
     for doc in documents:

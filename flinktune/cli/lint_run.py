@@ -215,13 +215,19 @@ def _run(args: LintArgs, out: Callable[[str], None], err: Callable[[str], None])
 
 
 def _note_assumed_versions(result: LintResult, err: Callable[[str], None]) -> None:
-    """A rename is only right for the version it targets: say so when --fix had to assume one."""
+    """A rename is only right for the version it targets: say so when --fix had to assume or infer it
+    (the version the file was fixed for, which its new keys may no longer show), and name the fixes
+    it left to the user."""
     fixed = {fix.file for fix in result.fixes}
-    for fv in result.versions:
-        if fv.file in fixed and fv.source in ("default", "config.yaml"):
-            err(f"flinktune: note: {fv.file}: fixed for Flink {fv.version}, which was assumed; "
-                "pass --flink-version if the cluster runs another version (the original is in .bak)")
-            fixed.discard(fv.file)
+    for fv in result.fixed_at:
+        if fv.file not in fixed or fv.source not in ("default", "config.yaml", "inferred"):
+            continue
+        how = "inferred from its content" if fv.source == "inferred" else "which was assumed"
+        err(f"flinktune: note: {fv.file}: fixed for Flink {fv.version}, {how}; "
+            "pass --flink-version if the cluster runs another version (the original is in .bak)")
+        fixed.discard(fv.file)
+    for problem in result.not_fixed:
+        err(f"flinktune: note: {problem.one_line()}; the finding stays")
 
 
 def main_fast(argv: list[str]) -> int | None:

@@ -104,7 +104,7 @@ class LintResult(Record):
     """Everything a reporter needs about one lint run."""
 
     __slots__ = _fields = ("findings", "problems", "files", "rules", "versions", "suppressed", "baselined",
-                           "fixes", "all_findings")
+                           "fixes", "all_findings", "not_fixed", "fixed_at")
     findings: tuple[Finding, ...]                     # what is reported, sorted
     problems: tuple[InputProblem, ...]                # inputs that could not be linted
     files: tuple[str, ...]                            # every file read successfully
@@ -114,15 +114,20 @@ class LintResult(Record):
     baselined: int                                    # hidden by the baseline
     fixes: tuple[Change, ...]                         # what --fix wrote (file, line, proposed_by: the code)
     all_findings: tuple[Finding, ...]                 # before the baseline (left out of repr)
+    not_fixed: tuple[InputProblem, ...]               # safe fixes --fix could not write (edit by hand)
+    fixed_at: tuple[FileVersion, ...]                 # the versions the fixed files were fixed for
 
     def __init__(self, findings: tuple[Finding, ...], problems: tuple[InputProblem, ...] = (),
                  files: tuple[str, ...] = (), rules: tuple[RuleInfo, ...] = (),
                  versions: tuple[FileVersion, ...] = (), suppressed: int = 0, baselined: int = 0,
-                 fixes: tuple[Change, ...] = (), all_findings: tuple[Finding, ...] = ()) -> None:
-        _store(self, (findings, problems, files, rules, versions, suppressed, baselined, fixes, all_findings))
+                 fixes: tuple[Change, ...] = (), all_findings: tuple[Finding, ...] = (),
+                 not_fixed: tuple[InputProblem, ...] = (), fixed_at: tuple[FileVersion, ...] = ()) -> None:
+        _store(self, (findings, problems, files, rules, versions, suppressed, baselined, fixes, all_findings,
+                      not_fixed, fixed_at))
 
     def __repr__(self) -> str:
-        inner = ", ".join(f"{name}={getattr(self, name)!r}" for name in self._fields[:-1])
+        shown = [name for name in self._fields if name != "all_findings"]
+        inner = ", ".join(f"{name}={getattr(self, name)!r}" for name in shown)
         return f"LintResult({inner})"
 
     def counts(self) -> dict[str, int]:

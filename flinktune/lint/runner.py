@@ -15,7 +15,7 @@ from typing import Any
 
 from flinktune.change import Change
 from flinktune.config.types import ConfigDocument
-from flinktune.errors import FlinktuneError
+from flinktune.errors import FlinktuneError, WriteError
 from flinktune.findings import Finding
 from flinktune.lint.model import FileVersion, InputProblem, LintOptions, LintResult, RuleInfo
 from flinktune.lint.paths import expand_paths
@@ -315,9 +315,12 @@ def _lint_documents(outcome: _FileOutcome, documents: list[ConfigDocument], text
     return outcome
 
 
-def _fix_file(outcome: _FileOutcome, options: LintOptions) -> tuple[list[Change], list[InputProblem]]:
-    """Apply the safe changes (rename a deprecated key, delete a removed key) of one file; the
-    changes written, each with the file and line it was on."""
+def _fix_file(outcome: _FileOutcome, options: LintOptions
+              ) -> tuple[list[Change], list[InputProblem], list[InputProblem]]:
+    """Apply the safe changes (rename a deprecated key, delete a removed key) of one file: the
+    changes written, each with the file and line it was on; the problems that stopped the write; and
+    the changes the writer cannot make (a key inside a flow mapping {...}, behind a YAML alias),
+    left to the user while the others are written."""
     from flinktune.change import writable
     from flinktune.config.textio import read_text_file
     from flinktune.config.writer import apply_changes, write_file_atomic
@@ -348,7 +351,8 @@ def _fix_file(outcome: _FileOutcome, options: LintOptions) -> tuple[list[Change]
         if changes:
             plans.append((document, changes))
     if not plans:
-        return [], []
+        return [], [], []
+    by_hand: list[InputProblem] = []
     try:
         # Same encoding and byte-order mark as the original, so the fix changes only the edited lines.
         original = read_text_file(outcome.path)
@@ -356,14 +360,31 @@ def _fix_file(outcome: _FileOutcome, options: LintOptions) -> tuple[list[Change]
         # Later documents first, so the line numbers of earlier ones stay valid.
         plans.sort(key=lambda p: min((e.line for e in p[0].entries), default=0), reverse=True)
         for document, changes in plans:
-            text = apply_changes(text, document, changes)
-        write_file_atomic(outcome.path, original.encode(text), backup_suffix=".bak",
-                          follow_symlinks=options.follow_symlinks)
+            try:
+                text = apply_changes(text, document, changes)
+                continue
+            except WriteError:
+                pass
+            # One change the writer cannot make must not keep the others from being written.
+            kept = []
+            for change in changes:
+                try:
+                    apply_changes(text, document, [change])
+                    kept.append(change)
+                except WriteError as error:
+                    by_hand.append(InputProblem(error.file or outcome.path, f"not fixed: {error.message}",
+                                                error.line or change.line))
+                    applied.remove(change)
+            if kept:
+                text = apply_changes(text, document, kept)
+        if applied:
+            write_file_atomic(outcome.path, original.encode(text), backup_suffix=".bak",
+                              follow_symlinks=options.follow_symlinks)
     except FlinktuneError as error:
-        return [], [InputProblem(error.file or outcome.path, f"not fixed: {error.message}", error.line)]
+        return [], [InputProblem(error.file or outcome.path, f"not fixed: {error.message}", error.line)], []
     except (OSError, UnicodeDecodeError) as error:
-        return [], [InputProblem(outcome.path, f"not fixed: {error}")]
-    return applied, []
+        return [], [InputProblem(outcome.path, f"not fixed: {error}")], []
+    return applied, [], by_hand
 
 
 def _unique(findings: list[Finding]) -> list[Finding]:
@@ -535,14 +556,20 @@ def lint_paths(arguments: list[str] | tuple[str, ...], options: LintOptions | No
         outcomes += _lint_processes(run, ruleset, options)
 
     fixes: list[Change] = []
+    not_fixed: list[InputProblem] = []
+    fixed_at: list[FileVersion] = []
     if options.fix:
         for index, outcome in enumerate(outcomes):
             if not outcome.read_ok:
                 continue
-            applied, fix_problems = _fix_file(outcome, options)
+            applied, fix_problems, by_hand = _fix_file(outcome, options)
             problems.extend(fix_problems)
+            not_fixed.extend(by_hand)
             if applied:
                 fixes.extend(applied)
+                # The version the fixes were made for: renaming a file's old keys can change what
+                # its version is inferred as when it is linted again.
+                fixed_at.extend(outcome.versions)
                 # Report what is left after the fix, with the new line numbers.
                 outcomes[index] = _lint_file(outcome.path, ruleset, options, run,
                                              _documents_by_file(run).get(_key(outcome.path), ()))
@@ -581,5 +608,5 @@ def lint_paths(arguments: list[str] | tuple[str, ...], options: LintOptions | No
     return LintResult(
         findings=tuple(reported), problems=tuple(problems), files=tuple(files), rules=infos,
         versions=tuple(versions), suppressed=suppressed, baselined=len(known), fixes=tuple(fixes),
-        all_findings=tuple(findings),
+        all_findings=tuple(findings), not_fixed=tuple(not_fixed), fixed_at=tuple(fixed_at),
     )

@@ -332,6 +332,33 @@ def test_fix_in_a_manifest_and_rename_onto_an_existing_key(tmp_path: Path) -> No
     assert result.exit_code == 0
 
 
+def test_a_fix_the_writer_cannot_make_is_left_to_the_user_and_the_others_are_written(tmp_path: Path) -> None:
+    # old.key sits in a flow mapping {...}, which the writer does not edit. It used to stop every fix
+    # of the file with "not fixed: ... edit it by hand" and exit 2, though the file had been judged.
+    original = "old: {key: 1}\ngone.key: 3\nnew.other: 4\n"
+    conf = _write(tmp_path / "config.yaml", original)
+    result = run(*ISOLATE, "--fix", "--flink-version", "1.20", str(conf))
+    assert conf.read_text(encoding="utf-8") == "old: {key: 1}\nnew.other: 4\n"
+    assert (tmp_path / "config.yaml.bak").read_text(encoding="utf-8") == original
+    assert f"{conf}:2: fixed FTZ902: deleted gone.key" in result.stdout
+    assert f"flinktune: note: {conf}:1: not fixed: 'old.key' is inside a flow mapping" in result.stderr
+    assert "error" not in result.stderr
+    # The finding stays (a warning: exit 1), not "could not be judged" (2).
+    assert "FTZ901" in result.stdout and result.exit_code == 1, result.stdout + result.stderr
+
+
+def test_fix_names_the_inferred_version_it_fixed_for(tmp_path: Path) -> None:
+    # A pre-1.13 key shows an old file, and state.checkpoints.dir without its 1.20 successor puts it
+    # before 1.20: inferred 1.19. Renaming the old key removes that evidence (the file is judged at the
+    # default afterwards), so the note names the version of the fix, and says it was inferred.
+    conf = _write(tmp_path / "flink-conf.yaml",
+                  "taskmanager.network.memory.min: 64mb\nstate.checkpoints.dir: s3://b/c\n")
+    result = run("--fix", str(conf))
+    assert "taskmanager.memory.network.min: 64mb" in conf.read_text(encoding="utf-8")
+    assert (f"flinktune: note: {conf}: fixed for Flink 1.19, inferred from its content; pass --flink-version"
+            in result.stderr), result.stderr
+
+
 def test_suppressed_findings_are_not_fixed(tmp_path: Path) -> None:
     text = "gone.key: 3 # flinktune: disable=FTZ902\n"
     conf = _write(tmp_path / "flink-conf.yaml", text)
