@@ -15,6 +15,7 @@ from flinktune.advise.state import Job
 from flinktune.change import Applicability, Change
 from flinktune.config.types import ConfigFormat
 from flinktune.model import buffers as mb
+from flinktune.model.memory import MISSING_SIZE
 from flinktune.model.operator_memory import OperatorComparison
 from flinktune.record import store
 from flinktune.situation.environment import Environment
@@ -83,6 +84,9 @@ class Recommendation:
     # Without a plan, when the pessimistic default bound does not fit: the fit at one all-to-all
     # exchange (any job with a keyBy). If that fits, the job fails only if it has more exchanges.
     original_minimum_fit: mb.NetworkFit | None = None
+    # The file is evidently the whole configuration Flink starts with (flinktune.situation.shows_complete):
+    # only then is a missing memory size Flink's refusal, not the image's sizes filling in.
+    complete: bool = True
 
     @property
     def original_fails_for_sure(self) -> bool | None:
@@ -92,6 +96,12 @@ class Recommendation:
         if self.original_fit.fits:
             return False
         return self.original_minimum_fit is None or not self.original_minimum_fit.fits
+
+    @property
+    def size_maybe_elsewhere(self) -> bool:
+        """No memory size in the file, which may be merged into a configuration that has one."""
+        return (not self.complete and self.original_memory_error is not None
+                and self.original_memory_error.startswith(MISSING_SIZE))
 
     @property
     def manual(self) -> tuple[ProposedChange, ...]:

@@ -35,6 +35,7 @@ from flinktune.model.operator_memory import operator_comparison
 from flinktune.record import replace
 from flinktune.releases import BUFFERS_FIXED
 from flinktune.situation import Environment, Situation, Sourced, resolve_situation
+from flinktune.situation.resolve import shows_complete
 from flinktune.versions import FlinkVersion
 
 
@@ -152,6 +153,7 @@ def recommend(document: ConfigDocument, text: str, version: FlinkVersion, env: E
         original_memory_error=original_error, final_fit=final_fit,
         final_memory_error=final_error, original_text=text, new_text=new_text, assumptions=tuple(assumptions),
         withheld=tuple(work.withheld), barrier_wait_s=wait, operator_network=operator_comparison(situation),
+        complete=shows_complete(situation.document, situation.completeness),
     )
 
 

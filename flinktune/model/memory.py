@@ -83,6 +83,11 @@ _FRACTION_FIELDS = {"managed_fraction", "network_fraction", "jvm_overhead_fracti
 _INT_FIELDS = {"legacy_number_of_buffers"}
 
 # Defaults (TaskManagerOptions @ 1.13 .. 2.0); network max depends on the version.
+# How Flink's refusal of a process without any memory size begins (TaskExecutorProcessUtils /
+# JobManagerProcessUtils: "Either required fine-grained memory ..."): the one case an overlay merged
+# into a configuration that has a size does not hit.
+MISSING_SIZE = "Either required"
+
 DEFAULT_FRAMEWORK_HEAP = 128 * MIB
 DEFAULT_FRAMEWORK_OFF_HEAP = 128 * MIB
 DEFAULT_TASK_OFF_HEAP = 0
@@ -544,7 +549,7 @@ def _derive_tm(o: TaskManagerMemoryOptions, version: FlinkVersion, notes: list[s
     fine_grained = o.task_heap_bytes is not None and o.managed_bytes is not None
     if not fine_grained and o.flink_bytes is None and o.process_bytes is None:
         raise MemoryConfigError(
-            "Either required fine-grained memory (taskmanager.memory.task.heap.size and "
+            f"{MISSING_SIZE} fine-grained memory (taskmanager.memory.task.heap.size and "
             "taskmanager.memory.managed.size), or Total Flink Memory size "
             f"({option_to_string('taskmanager.memory.flink.size', 'null')}), or Total Process Memory size "
             f"({option_to_string('taskmanager.memory.process.size', 'null')}) need to be configured "
@@ -670,7 +675,7 @@ def derive_jobmanager_memory(o: JobManagerMemoryOptions) -> JobManagerMemory:
             path = "process-size"
         else:
             raise MemoryConfigError(
-                "Either required fine-grained memory (jobmanager.memory.heap.size), or Total Flink Memory "
+                f"{MISSING_SIZE} fine-grained memory (jobmanager.memory.heap.size), or Total Flink Memory "
                 f"size ({option_to_string('jobmanager.memory.flink.size', 'null')}), or Total Process "
                 f"Memory size ({option_to_string('jobmanager.memory.process.size', 'null')}) need to be "
                 "configured explicitly."

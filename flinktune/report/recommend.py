@@ -77,7 +77,13 @@ def _environment_lines(rec: Recommendation) -> list[str]:
 
 def _network_lines(rec: Recommendation) -> list[str]:
     out = []
-    if rec.original_memory_error:
+    if rec.size_maybe_elsewhere:
+        # lint's rule (FTC050): a short file may be merged into the image's configuration, which has a size.
+        out.append("  original: no TaskManager memory size is set in this file. If it is the whole "
+                   f"configuration, Flink refuses it: {rec.original_memory_error} If it is merged into "
+                   "another (the image's flink-conf.yaml, FLINK_PROPERTIES), that one's size applies: give "
+                   "the whole configuration to size the network")
+    elif rec.original_memory_error:
         out.append(f"  original: Flink refuses this TaskManager memory setup: {rec.original_memory_error}")
     elif rec.original_fit is not None:
         fit = rec.original_fit
@@ -92,7 +98,9 @@ def _network_lines(rec: Recommendation) -> list[str]:
             out.append(f"  Flink would fail the job with: {fit.message}")
         if fit.message and fit.racing_text:
             out.append(f"  ({fit.racing_text})")
-    if rec.final_memory_error:
+    if rec.final_memory_error and rec.size_maybe_elsewhere:
+        out.append("  recommended: not sized (no memory size in this file)")
+    elif rec.final_memory_error:
         out.append(f"  recommended: memory setup refused: {rec.final_memory_error}")
     elif rec.final_fit is not None and rec.changes:
         fit = rec.final_fit
@@ -144,7 +152,10 @@ def render_recommendation_text(rec: Recommendation, *, diff: bool = True, color:
                        "with full default buffers a lower bound)")
     lines.append("")
     if not rec.changes:
-        if rec.original_memory_error or (rec.original_fit is not None and not rec.original_fit.fits):
+        if rec.size_maybe_elsewhere:
+            lines.append("No changes proposed: without a memory size, the network memory is not sized "
+                         "(above).")
+        elif rec.original_memory_error or (rec.original_fit is not None and not rec.original_fit.fits):
             lines.append("No changes proposed, but the configuration has a problem (above); see the notes.")
         elif rec.withheld:
             lines.append("No changes: nothing measured or stated shows that Flink's defaults limit this job.")
@@ -243,6 +254,8 @@ def recommendation_dict(rec: Recommendation) -> dict[str, Any]:
                     "original_one_exchange": _fit_json(rec.original_minimum_fit),
                     "original_fails_for_sure": rec.original_fails_for_sure,
                     "original_memory_error": rec.original_memory_error,
+                    # No size in the file, which may be merged into a configuration that has one.
+                    "original_size_maybe_elsewhere": rec.size_maybe_elsewhere,
                     "recommended": _fit_json(rec.final_fit),
                     "recommended_memory_error": rec.final_memory_error,
                     "demand_assumption": rec.demand_assumption,

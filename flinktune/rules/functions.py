@@ -820,30 +820,13 @@ def _completeness(ctx: RuleContext) -> object:
     return getattr(found, "value", None) or "complete"
 
 
-# Keys the Docker image's entrypoint writes into the live flink-conf.yaml (set_config_option).
-_ENTRYPOINT_KEYS = ("blob.server.port", "query.server.port")
-_MANY_KEYS = 15
-
-
 def _shows_complete(ctx: RuleContext) -> bool:
-    """The document is evidently the whole configuration Flink starts with: a project setting or
-    other stated source says so, or the file shows it - a ConfigMap mounted as the conf folder,
-    keys the Docker entrypoint writes into the live file (blob.server.port, query.server.port, a
-    repeated jobmanager.rpc.address), or a full file of many keys. A short file that shows none of
-    these may as well be merged into the image's defaults, so a missing size is not asserted."""
+    """The document is evidently the whole configuration Flink starts with (flinktune.situation:
+    ``shows_complete``)."""
+    from flinktune.situation.resolve import shows_complete
+
     situation = getattr(ctx, "situation", None)
-    found = getattr(situation, "completeness", None)
-    if found is not None and getattr(found, "source", "default") != "default":
-        return getattr(found, "value", None) == "complete"
-    document = ctx.document
-    if document is None or _completeness(ctx) != "complete":
-        return False
-    if document.format.value == "ConfigMap":
-        return True
-    keys = [entry.key for entry in document.entries]
-    if any(key in _ENTRYPOINT_KEYS for key in keys) or keys.count("jobmanager.rpc.address") > 1:
-        return True
-    return len(set(keys)) >= _MANY_KEYS
+    return shows_complete(ctx.document, getattr(situation, "completeness", None))
 
 
 _MOUNT_PATH = re.compile(r"^\s*-?\s*mountPath:\s*[\"']?([^\"'\s#]+)", re.MULTILINE)

@@ -82,6 +82,29 @@ def completeness_of(document: ConfigDocument, spec: DeploymentSpec) -> Sourced[s
     return Sourced("complete", "default")
 
 
+# Keys the Docker image's entrypoint writes into the live flink-conf.yaml (set_config_option).
+_ENTRYPOINT_KEYS = ("blob.server.port", "query.server.port")
+_MANY_KEYS = 15
+
+
+def shows_complete(document: ConfigDocument | None, completeness: Sourced[str] | None) -> bool:
+    """The document is evidently the whole configuration Flink starts with: a project setting or
+    other stated source says so, or the file shows it - a ConfigMap mounted as the conf folder,
+    keys the Docker entrypoint writes into the live file (blob.server.port, query.server.port, a
+    repeated jobmanager.rpc.address), or a full file of many keys. A short file that shows none of
+    these may as well be merged into the image's defaults, so a missing size is not asserted."""
+    if completeness is not None and completeness.source != "default":
+        return completeness.value == "complete"
+    if document is None or (completeness is not None and completeness.value != "complete"):
+        return False
+    if document.format is ConfigFormat.CONFIGMAP:
+        return True
+    keys = [entry.key for entry in document.entries]
+    if any(key in _ENTRYPOINT_KEYS for key in keys) or keys.count("jobmanager.rpc.address") > 1:
+        return True
+    return len(set(keys)) >= _MANY_KEYS
+
+
 class Situation(Record):
     """Everything a command knows about one configuration document and the job that runs on it.
 
