@@ -83,6 +83,11 @@ DEFAULT_VERSION = FlinkVersion(1, 20)
 _VERSION_TEXT = re.compile(r"^\s*v?(\d+)[._](\d+)(?:[._]\d+)?(?:[-.].*)?\s*$", re.IGNORECASE)
 
 
+# What a version source says when the release is older than the oldest catalog flinktune has and is
+# judged as that one instead (an image such as flink:1.8.1): advice for it then says so.
+OLDER_THAN_SUPPORTED = f"older than {SUPPORTED[0]} and judged as {SUPPORTED[0]}"
+
+
 def parse_version(text: str) -> FlinkVersion:
     """Accept ``1.20``, ``1.20.1``, ``v1_20`` (the operator's enum), ``2.0-preview1``."""
     match = _VERSION_TEXT.match(str(text))

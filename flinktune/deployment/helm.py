@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 from flinktune.config.types import HELM_TEMPLATE, HELM_VALUES, ConfigDocument, ConfigFormat
 from flinktune.deployment.model import Found
 from flinktune.errors import FlinktuneError
+from flinktune.versions import OLDER_THAN_SUPPORTED, SUPPORTED
 
 if TYPE_CHECKING:
     from flinktune.deployment.nodes import View
@@ -235,8 +236,9 @@ def _image_hint(roots: list[Any], file: str) -> tuple[str, str, int | None] | No
                 return None
             source = f"image {reference} ({file}:{key.start_mark.line + 1})"
             major, minor = (int(part) for part in ref.version.split(".")[:2])
-            if (major, minor) < (1, 13):
-                return "1.13", f"{source}, older than 1.13 and judged as 1.13", ref.jdk
+            oldest = SUPPORTED[0]
+            if (major, minor) < (oldest.major, oldest.minor):
+                return str(oldest), f"{source}, {OLDER_THAN_SUPPORTED}", ref.jdk
             return ref.version, source, ref.jdk
     return None
 

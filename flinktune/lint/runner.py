@@ -23,6 +23,7 @@ from flinktune.lint.ruleinfo import builtin_rule_infos, rule_infos
 from flinktune.lint.selection import is_selected, select_findings
 from flinktune.lint.suppress import Directives, apply_suppressions, parse_directives
 from flinktune.record import replace
+from flinktune.versions import OLDER_THAN_SUPPORTED
 
 
 class _FileOutcome:
@@ -202,6 +203,22 @@ def _note_version(finding: Finding, source: str, detail: str, version: Any, rule
     return replace(finding, message=finding.message + note)
 
 
+def _note_older(finding: Finding, detail: str) -> Finding:
+    """A finding on what a key means, for a file run by a release older than any catalog flinktune has
+    (judged as the oldest): it says so, and its fix is left to the user, since the replacement key it
+    names may not exist in that release (taskmanager.memory.process.size is 1.10+)."""
+    if finding.code not in _VERSION_CODES:
+        return finding
+    message = (f"{finding.message} ({detail}: the release the file runs on is older than any flinktune "
+               "knows and may not read the keys named here)")
+    fix = finding.fix
+    if fix is not None:
+        from flinktune.change import Applicability
+
+        fix = replace(fix, applicability=Applicability.MANUAL)
+    return replace(finding, message=message, fix=fix)
+
+
 def _by_hand(finding: Finding) -> Finding:
     """A configuration that is not a file of its own (a FLINK_PROPERTIES variable, a Helm values block
     or template): the config writer edits only the files Flink reads, so --fix leaves its fix to the
@@ -302,6 +319,8 @@ def _lint_documents(outcome: _FileOutcome, documents: list[ConfigDocument], text
         if situation.version.source in ("inferred", "default"):
             source, detail = situation.version.source, situation.version.detail
             found = [_note_version(finding, source, detail, version, ruleset) for finding in found]
+        elif OLDER_THAN_SUPPORTED in (situation.version.detail or ""):
+            found = [_note_older(finding, situation.version.detail) for finding in found]
         if document.origin is not None:
             found = [_by_hand(finding) for finding in found]
         outcome.documents.append((document, found))

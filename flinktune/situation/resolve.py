@@ -17,7 +17,7 @@ from flinktune.situation.environment import DEFAULT_BANDWIDTH_BYTES_PER_S, DEFAU
 from flinktune.situation.legacy import legacy_heap_entries
 from flinktune.situation.sourced import Sourced
 from flinktune.situation.version import resolve_version
-from flinktune.versions import FlinkVersion
+from flinktune.versions import OLDER_THAN_SUPPORTED, SUPPORTED, FlinkVersion
 
 # All-to-all exchanges assumed when neither a plan, nor a flag, profile or project setting says how
 # many the job has (docs/recommend.md, "The job graph"): real jobs commonly have a source -> keyBy ->
@@ -431,8 +431,6 @@ def resolve_situation(document: ConfigDocument, *, text: str | None = None,
 
 
 def _older_than_supported(text: str) -> bool:
-    from flinktune.versions import SUPPORTED
-
     parts = text.split(".")
     try:
         return (int(parts[0]), int(parts[1])) < (SUPPORTED[0].major, SUPPORTED[0].minor)
@@ -448,7 +446,7 @@ def _with_deployed(document: ConfigDocument, placement: Any, completeness: Sourc
         version, source = placement.version, placement.version_source or "the deployment's image"
         if _older_than_supported(version):
             # flinktune knows 1.13 and later: an older image is judged as the oldest version it knows
-            version, source = "1.13", f"{source}, older than 1.13 and judged as 1.13"
+            version, source = str(SUPPORTED[0]), f"{source}, {OLDER_THAN_SUPPORTED}"
         document = replace(document, version_hint=version, version_hint_source=source)
     if document.jdk_hint is None and placement.jdk is not None:
         document = replace(document, jdk_hint=placement.jdk)

@@ -70,3 +70,28 @@ def test_a_rename_older_releases_cannot_read_is_info_and_not_applied_at_an_unsta
     assert finding.severity is Severity.WARNING and finding.fix.applicability is Applicability.SAFE  # type: ignore[union-attr]
     lint_paths([str(conf)], LintOptions(fix=True, flink_version=parse_version("1.20")))
     assert "execution.checkpointing.dir: s3://bucket/cp" in conf.read_text()
+
+
+def test_a_release_older_than_the_catalogs_says_so_and_leaves_renames_to_the_user(tmp_path: Path) -> None:
+    # flink:1.9.1 is judged as 1.13, the oldest catalog. A rename to a key of 1.13 may be one 1.9 does
+    # not read (taskmanager.memory.process.size came with 1.10), so it is not applied by --fix, and the
+    # finding names the image. deployment-facts.md item 7: older images ignore the newer memory keys.
+    (tmp_path / "docker-compose.yml").write_text(
+        "services:\n"
+        "  jobmanager:\n    image: flink:1.9.1\n    command: jobmanager\n"
+        "    volumes:\n      - ./conf:/opt/flink/conf\n"
+        "  taskmanager:\n    image: flink:1.9.1\n    command: taskmanager\n"
+        "    volumes:\n      - ./conf:/opt/flink/conf\n")
+    (tmp_path / "conf").mkdir()
+    conf = tmp_path / "conf" / "flink-conf.yaml"
+    conf.write_text("jobmanager.rpc.address: jobmanager\njobmanager.web.checkpoints.history: 10\n")
+    result = lint_paths([str(tmp_path)], LintOptions())
+    [finding] = [f for f in result.findings if f.code == "FTC003"]
+    assert "image flink:1.9.1, older than 1.13 and judged as 1.13" in finding.message
+    assert "may not read the keys named here" in finding.message
+    assert str(finding.fix.applicability) == "manual"
+    # The same file with the image at 1.13: the usual safe rename, no note.
+    compose = tmp_path / "docker-compose.yml"
+    compose.write_text(compose.read_text().replace("1.9.1", "1.13.6"))
+    [finding] = [f for f in lint_paths([str(tmp_path)], LintOptions()).findings if f.code == "FTC003"]
+    assert "older than" not in finding.message and str(finding.fix.applicability) == "safe"
