@@ -174,14 +174,12 @@ _DEPLOYMENT_FILES = {"compose": "a docker-compose file", "dockerfile": "a Docker
 def _require_flink_config(text: str, file: str) -> None:
     """Refuse, with one line, a file that is not a Flink config (a metrics CSV, a plan.json, an
     empty file): advice for it would be advice for Flink's defaults, not for the user's cluster."""
-    from flinktune.config.reader import read_config_text
+    from flinktune.config.reader import NO_OPTION, holds_no_option, read_config_text
     from flinktune.config.types import ConfigFormat
     from flinktune.errors import ConfigError
 
     hint = ("give flink-conf.yaml, config.yaml or a FlinkDeployment; a metrics dump goes to --metrics, "
             "a job plan to --plan")
-    if not text.strip():
-        raise ConfigError(f"empty file, not a Flink config ({hint})", file=file)
     from flinktune.deployment.readers import recognise
 
     # A compose file's or a manifest's flattened keys (services.jobmanager.image) look like options.
@@ -191,6 +189,8 @@ def _require_flink_config(text: str, file: str) -> None:
                           "the deployment runs with (flink-conf.yaml, config.yaml or a FlinkDeployment), and "
                           "`flinktune lint` on the folder checks the deployment around it", file=file)
     documents = read_config_text(text, file)
+    if holds_no_option(documents):
+        raise ConfigError(f"{NO_OPTION}, not a Flink config ({hint})", file=file)
     for doc in documents:
         if doc.format in (ConfigFormat.DEPLOYMENT, ConfigFormat.CONFIGMAP):
             return

@@ -124,3 +124,18 @@ def read_config_file(path: str | os.PathLike[str], format: ConfigFormat | str | 
         return [read_flat_file(path)]
     decoded = read_text_file(path, max_bytes=MAX_YAML_BYTES)
     return read_config_text(decoded.text, file, format)
+
+
+# What lint and recommend say of a config file that sets nothing: there is nothing to judge, and a
+# pass (or advice for Flink's defaults) would claim a cluster was checked when none was described.
+NO_OPTION = "holds no Flink option (empty, or only comments)"
+
+
+def holds_no_option(documents: list[ConfigDocument]) -> bool:
+    """Whether a file read as ``documents`` is a config file (flink-conf.yaml, config.yaml) that sets
+    nothing: no entry and no line the reader flagged. A manifest is never such a file: a FlinkDeployment
+    or ConfigMap without options still describes pods, and a manifest with no Flink config reads as no
+    document at all."""
+    return bool(documents) and all(
+        document.format in (ConfigFormat.FLAT, ConfigFormat.YAML) and not document.entries
+        and not document.issues for document in documents)

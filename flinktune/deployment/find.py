@@ -5,7 +5,9 @@ for each file named on the command line, the file's folder and up to ``ANCESTORS
 listed (not recursed); YAML files are sniffed only where a deployment is likely: compose-named files
 anywhere, other YAML in the named file's own folder. A folder above that directly holds a compose file,
 a Dockerfile, a Helm chart or a ``.git`` folder is a project root: it is searched recursively (bounded),
-which finds manifests in sibling folders (``kubernetes/`` beside ``flink/``).
+which finds manifests, charts and Dockerfiles in sibling folders (``kubernetes/`` beside ``flink/``). Not
+compose files: those count only in the named file's folder and the folders above it (docs/lint.md), so
+an unrelated one elsewhere in the project is never read (nor fails the run when unreadable).
 """
 
 from __future__ import annotations
@@ -109,6 +111,12 @@ def beside(paths: list[str], folders: list[str], manifests: tuple[str, ...] = ()
         if own and os.path.basename(folder) == "templates":
             roots.add(os.path.dirname(folder))
     budget = [MAX_FILES]
+    project: dict[str, str] = {}
     for root in sorted(roots, key=len):
-        search_tree(root, found, budget)
+        search_tree(root, project, budget)
+    for path, kind in project.items():
+        # A compose file below a folder above runs something else (a sibling tool, an old setup):
+        # only the ones on the way up, found above, are the named file's.
+        if kind != "compose":
+            found.setdefault(path, kind)
     return found

@@ -244,14 +244,20 @@ def _rename_breaks(fix: Change | None) -> Any:
 
 
 def _lint_file(path: str, ruleset: Any, options: LintOptions, run: _DeploymentRun | None = None,
-               extra: tuple[ConfigDocument, ...] = ()) -> _FileOutcome:
+               extra: tuple[ConfigDocument, ...] = (), fixed: bool = False) -> _FileOutcome:
     """Lint the configurations of one file (``extra``: those the deployment readers found in it,
-    FLINK_PROPERTIES and Helm values; a deployment file is not read as a config itself)."""
+    FLINK_PROPERTIES and Helm values; a deployment file is not read as a config itself). ``fixed``: the
+    file as --fix left it, which may have emptied it."""
     outcome = _FileOutcome(path)
     if run is not None and _is_deployment_only(path, run):
         documents, text = list(extra), _text_for_directives(path)
     else:
+        from flinktune.config.reader import NO_OPTION, holds_no_option
+
         documents, text, problems = _read_documents(path, options)
+        if not problems and not extra and not fixed and holds_no_option(documents):
+            # No rule can fail on nothing: "0 errors" would pass a file that describes no cluster.
+            problems = [InputProblem(path, f"{NO_OPTION}: nothing to check")]
         if problems:
             outcome.problems.extend(problems)
             return outcome
@@ -591,7 +597,7 @@ def lint_paths(arguments: list[str] | tuple[str, ...], options: LintOptions | No
                 fixed_at.extend(outcome.versions)
                 # Report what is left after the fix, with the new line numbers.
                 outcomes[index] = _lint_file(outcome.path, ruleset, options, run,
-                                             _documents_by_file(run).get(_key(outcome.path), ()))
+                                             _documents_by_file(run).get(_key(outcome.path), ()), fixed=True)
 
     findings: list[Finding] = []
     versions: list[FileVersion] = []
