@@ -486,6 +486,27 @@ def _documents_by_file(run: _DeploymentRun | None) -> dict[str, tuple[ConfigDocu
     return out
 
 
+def _mounted_configs(run: _DeploymentRun, expanded: Any, linted: set[str]) -> list[str]:
+    """The config files that the Flink processes of a deployment file named on the command line run with
+    (a compose bind mount, a Dockerfile COPY): checked with it, as when its folder is linted, instead of
+    a clean report that never looked at them."""
+    named = {_key(path) for path in expanded.named}
+    relative = not any(os.path.isabs(path) for path in expanded.named)
+    out: list[str] = []
+    for process in run.deployment.processes:
+        dockerfile = process.dockerfile
+        if _key(process.where.file) not in named and not (dockerfile and _key(dockerfile) in named):
+            continue
+        for source in process.config:
+            path = source.host_path
+            if path and _key(path) not in linted and os.path.isfile(path):
+                # named as the user named the deployment file
+                shown = os.path.relpath(path) if relative else path
+                if shown not in out:
+                    out.append(shown)
+    return out
+
+
 def _first_paths(extra: dict[str, tuple[ConfigDocument, ...]]) -> list[tuple[str, tuple[ConfigDocument,
                                                                                         ...]]]:
     return [(docs[0].path, docs) for _key_, docs in sorted(extra.items())]
@@ -578,6 +599,9 @@ def lint_paths(arguments: list[str] | tuple[str, ...], options: LintOptions | No
     outcomes = [_lint_file(path, ruleset, options, run, extra.pop(_key(path), ())) for path in expanded.files]
     outcomes += [_lint_file(path, ruleset, options, run, docs) for path, docs in _first_paths(extra)]
     if run is not None:
+        linted = {_key(outcome.path) for outcome in outcomes}
+        mounted = _mounted_configs(run, expanded, linted)
+        outcomes += [_lint_file(path, ruleset, options, run) for path in mounted]
         outcomes += _lint_processes(run, ruleset, options)
 
     fixes: list[Change] = []

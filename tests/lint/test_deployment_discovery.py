@@ -81,3 +81,20 @@ def test_an_unreadable_manifest_in_a_sibling_folder_still_fails_the_run(tmp_path
     result = _lint("flink/flink-conf.yaml")
     assert result.exit_code == 2, result.output
     assert "k8s/tm.yaml" in result.stderr and "tools/legacy" not in result.stderr
+
+
+def test_a_named_compose_file_checks_the_config_its_flink_processes_mount(tmp_path: Path) -> None:
+    # Before: "1 file checked: 0 errors, 0 warnings", exit 0, without looking at the mounted config that
+    # the same lint of the folder reports on.
+    mount = "    volumes:\n      - ./conf/flink-conf.yaml:/opt/flink/conf/flink-conf.yaml\n"
+    _write(tmp_path / "docker-compose.yml",
+           "services:\n  jobmanager:\n    image: flink:1.20.0\n    command: jobmanager\n" + mount
+           + "  taskmanager:\n    image: flink:1.20.0\n    command: taskmanager\n" + mount)
+    _write(tmp_path / "conf" / "flink-conf.yaml",
+           "jobmanager.rpc.address: jobmanager\nstate.backend: rocksdb\n")
+    named = CliRunner().invoke(app, ["lint", "docker-compose.yml"])
+    assert "conf/flink-conf.yaml:2: warning FTC003" in named.output, named.output
+    assert "2 files checked" in named.output and named.exit_code == 1
+    folder = CliRunner().invoke(app, ["lint", "."])
+    assert [line for line in named.output.splitlines() if "FTC" in line] == [
+        line for line in folder.output.splitlines() if "FTC" in line]
