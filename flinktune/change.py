@@ -44,7 +44,7 @@ class Change(Record):
     action: str  # set | delete | rename | manual
     key: str
     value: str | None  # set: the new value; rename: a new value, if any
-    new_key: str | None  # rename only
+    new_key: str | None  # rename: the new key; delete: the key already set that wins over this one, if any
     applicability: Applicability
     file: str | None
     line: int | None
@@ -91,7 +91,8 @@ class Change(Record):
         if self.action == "rename":
             return f"rename {self.key} to {self.new_key}"
         if self.action == "delete":
-            return f"delete {self.key}"
+            wins = f" ({self.new_key} is already set and wins)" if self.new_key else ""
+            return f"delete {self.key}{wins}"
         if self.action == "manual":
             return f"by hand: {self.key}" + (f": {self.value}" if self.value is not None else "")
         return f"set {self.key}: {self.value}"

@@ -5,7 +5,7 @@ and where that is stated (tags of /work/shared/reference/flink-facts.md: ``M:<v>
 release cut, ``RN`` release notes, JIRA ids). Code asks the change, never compares with a literal
 version: ``if OVERDRAFT_BUFFERS.applies(version)``.
 
-Adding a Flink release is one entry in ``flinktune.versions.RELEASES`` and its option catalog
+Adding a Flink release is one entry in ``flinktune.versions.PATCH_RELEASES`` and its option catalog
 (``flinktune/data``); a release that changes something flinktune models adds one ``Change`` here,
 and the code that models it asks for it.
 """

@@ -70,10 +70,16 @@ class FlinkVersion:
         return f"{self.major}.{self.minor}"
 
 
-# The release lines flinktune knows, oldest first: adding a release is one entry here and its option
-# catalog (flinktune/data); what a release changed that flinktune models is in flinktune/releases.py.
-RELEASES: tuple[str, ...] = ("1.13", "1.14", "1.15", "1.16", "1.17", "1.18", "1.19", "1.20",
-                             "2.0", "2.1", "2.2", "2.3")
+# The release lines flinktune knows, oldest first, each with its newest patch release (PyPI's
+# apache-flink-libraries when the option catalog was generated; tools/catalog/generate.py reads this
+# table). Adding a release is one entry here and its option catalog (flinktune/data); what a release
+# changed that flinktune models is in flinktune/releases.py.
+PATCH_RELEASES: tuple[tuple[str, str], ...] = (
+    ("1.13", "1.13.6"), ("1.14", "1.14.6"), ("1.15", "1.15.4"), ("1.16", "1.16.3"), ("1.17", "1.17.2"),
+    ("1.18", "1.18.1"), ("1.19", "1.19.3"), ("1.20", "1.20.5"), ("2.0", "2.0.2"), ("2.1", "2.1.3"),
+    ("2.2", "2.2.1"), ("2.3", "2.3.0"),
+)
+RELEASES: tuple[str, ...] = tuple(line for line, _patch in PATCH_RELEASES)
 SUPPORTED: tuple[FlinkVersion, ...] = tuple(
     FlinkVersion(int(major), int(minor)) for major, minor in (line.split(".") for line in RELEASES))
 # Used when neither the file nor --flink-version says which Flink it targets: the newest 1.x,
@@ -101,3 +107,12 @@ def parse_version(text: str) -> FlinkVersion:
 
 def newest_known() -> FlinkVersion:
     return SUPPORTED[-1]
+
+
+def newest_patches() -> dict[str, str]:
+    """The newest patch release flinktune knows of each release line ("1.20" -> "1.20.5") and of each
+    major version's newest line ("1" -> "1.20.5", "2" -> "2.3.0")."""
+    out = dict(PATCH_RELEASES)
+    for line, patch in PATCH_RELEASES:       # oldest first: a major's newest line is written last
+        out[line.split(".")[0]] = patch
+    return out

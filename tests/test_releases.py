@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from flinktune import releases
-from flinktune.versions import RELEASES, SUPPORTED, FlinkVersion
+from flinktune.versions import PATCH_RELEASES, RELEASES, SUPPORTED, FlinkVersion
 
 PACKAGE = Path(__file__).resolve().parents[1] / "flinktune"
 
@@ -23,6 +23,9 @@ PACKAGE = Path(__file__).resolve().parents[1] / "flinktune"
 def test_every_release_has_its_option_catalog() -> None:
     catalog = json.loads((PACKAGE / "data" / "flink_options.json").read_text(encoding="utf-8"))
     assert list(RELEASES) == catalog["versions"]
+    # the catalog was generated from the newest patch of each line: the table flinktune suggests from
+    assert catalog["releases"] == dict(PATCH_RELEASES)
+    assert all(patch.startswith(line + ".") for line, patch in PATCH_RELEASES)
     assert [str(v) for v in SUPPORTED] == list(RELEASES) and list(SUPPORTED) == sorted(SUPPORTED)
 
 

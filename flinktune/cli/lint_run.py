@@ -102,11 +102,13 @@ def parse_lint_args(argv: list[str]) -> LintArgs | None:
     return LintArgs(files=tuple(files), **values)  # type: ignore[arg-type]
 
 
+def _split(values: tuple[str, ...]) -> tuple[str, ...]:
+    """The codes of comma-separated ``--select`` / ``--ignore`` values, as typed."""
+    return tuple(part.strip() for value in values for part in value.split(",") if part.strip())
+
+
 def _split_codes(values: tuple[str, ...]) -> tuple[str, ...]:
-    out: list[str] = []
-    for value in values:
-        out.extend(part.strip().upper() for part in value.split(",") if part.strip())
-    return tuple(out)
+    return tuple(code.upper() for code in _split(values))
 
 
 class _Stop(Exception):
@@ -143,8 +145,10 @@ def run_lint(args: LintArgs, *, out: Callable[[str], None] | None = None,
 def _run(args: LintArgs, out: Callable[[str], None], err: Callable[[str], None]) -> int:
     from flinktune.errors import RuleError
     from flinktune.findings import Severity
-    from flinktune.lint import LintOptions, lint_paths
-    from flinktune.lint.project import discover
+    from flinktune.lint import LintOptions, lint_paths, load_ruleset
+    from flinktune.lint.project import check_codes, discover
+    from flinktune.lint.ruleinfo import lint_codes
+    from flinktune.lint.selection import matches_no_rule, no_rule_hint
     from flinktune.report.text import visible
     from flinktune.versions import parse_version
 
@@ -194,12 +198,24 @@ def _run(args: LintArgs, out: Callable[[str], None], err: Callable[[str], None])
             note_line(note)
             break
     try:
-        result = lint_paths(list(args.files), options)
+        ruleset = load_ruleset(options)
     except RuleError as error:
-        # Every problem in every rule file, one line each, so they can all be fixed in one go.
-        for problem in error.problems:
+        # Every problem in every rule file, one line each, so they can all be fixed in one go; the
+        # error's own summary repeats the first, so only a count follows, and only when there are several.
+        problems = error.problems or (error.one_line(),)
+        for problem in problems:
             err(f"flinktune: error: {' '.join(problem.split())}")
-        raise
+        if len(problems) > 1:
+            err(f"flinktune: error: {len(problems)} problems in rule files")
+        return EXIT_BAD_INPUT
+    # A selector that matches no rule would select nothing (or ignore nothing) without a word.
+    known = lint_codes(ruleset)
+    check_codes(project, known)
+    for flag, given_codes in (("--select", args.select), ("--ignore", args.ignore)):
+        unknown = matches_no_rule(_split(given_codes), known)
+        if unknown:
+            raise _Stop(f"{flag} {unknown[0]} matches no lint rule {no_rule_hint(known)}")
+    result = lint_paths(list(args.files), options, ruleset=ruleset)
     emit("lint", result, fmt, output=args.output, out=out, no_color=args.no_color, verbose=args.verbose,
          inputs=args.files, fail_on=threshold.value)
     for problem in result.problems:

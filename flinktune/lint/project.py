@@ -68,10 +68,17 @@ def find_project_config(start: Path | None = None) -> Path | None:
     return None
 
 
+_TOOL_TABLE = re.compile(r"^\s*\[\s*tool\s*\.\s*flinktune\s*[\].]", re.MULTILINE)
+
+
 def _line_of(text: str, field: str) -> int | None:
     from flinktune.situation.lines import line_of_key
 
-    return line_of_key(text, field)
+    # In pyproject.toml, from [tool.flinktune] on: other tools' tables have their own `select =`.
+    table = _TOOL_TABLE.search(text)
+    start = table.start() if table else 0
+    found = line_of_key(text[start:], field)
+    return None if found is None else found + text.count("\n", 0, start)
 
 
 def _raw_table(path: Path) -> tuple[dict[str, Any], str]:
@@ -287,6 +294,29 @@ def load_project_config(path: Path) -> ProjectConfig:
         baseline=base / model.baseline if model.baseline else None,
         completeness=model.completeness,
     )
+
+
+def check_codes(config: ProjectConfig, known: frozenset[str]) -> None:
+    """Raise ConfigError (naming the file and line) for a ``select``, ``ignore`` or ``severity`` code
+    that matches none of ``known``, the codes the lint run can report: a typo there would silently turn
+    rules off (select) or leave them on (ignore, severity)."""
+    from flinktune.lint.selection import matches_no_rule, no_rule_hint
+
+    if config.path is None:
+        return
+    for setting, codes in (("select", config.select), ("ignore", config.ignore),
+                           ("severity", tuple(code for code, _ in config.severity))):
+        unknown = matches_no_rule(codes, known)
+        if not unknown:
+            continue
+        try:
+            text = config.path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            text = ""
+        # A severity override has a line of its own; a select / ignore list is pointed at by its setting.
+        line = (_line_of(text, unknown[0]) if setting == "severity" else None) or _line_of(text, setting)
+        raise ConfigError(f"{setting} {unknown[0]} matches no lint rule {no_rule_hint(known)}",
+                          file=str(config.path), line=line)
 
 
 def discover(start: Path | None = None, explicit: Path | None = None) -> ProjectConfig:

@@ -21,14 +21,19 @@ def _first_line(text: Any) -> str:
     return " ".join(str(text or "").split())
 
 
-# The scopes a config document is checked in; vertex/subtask rules belong to `analyze`.
-LINT_SCOPES = ("config", "key", "issue")
+# The scopes lint runs: a config document's, and each JobManager / TaskManager process of the deployment
+# around it; vertex/subtask rules belong to `analyze`.
+LINT_SCOPES = ("config", "key", "issue", "process")
+
+
+def _in_scopes(rule: Any, scopes: tuple[str, ...] | None) -> bool:
+    return scopes is None or getattr(rule, "scope", None) in (None, *scopes)
 
 
 def rule_infos(ruleset: Any, scopes: tuple[str, ...] | None = LINT_SCOPES) -> tuple[RuleInfo, ...]:
     infos = []
     for rule in _rules(ruleset):
-        if scopes is not None and getattr(rule, "scope", None) not in (None, *scopes):
+        if not _in_scopes(rule, scopes):
             continue
         references = tuple(getattr(rule, "references", ()) or ())
         help_uri = next((str(r) for r in references if str(r).startswith(("http://", "https://"))), None)
@@ -51,3 +56,9 @@ def builtin_rule_infos() -> tuple[RuleInfo, ...]:
             summary="An inline '# flinktune: disable=CODE' comment that silences no finding.",
         ),
     )
+
+
+def lint_codes(ruleset: Any) -> frozenset[str]:
+    """Every code a lint with ``ruleset`` can report: its lint-scope rules and the built-in codes."""
+    codes = {str(rule.code) for rule in _rules(ruleset) if _in_scopes(rule, LINT_SCOPES)}
+    return frozenset(codes | {info.code for info in builtin_rule_infos()})

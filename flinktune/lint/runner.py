@@ -230,6 +230,20 @@ def _by_hand(finding: Finding) -> Finding:
     return replace(finding, fix=replace(finding.fix, applicability=Applicability.MANUAL))
 
 
+def _dead_rename(finding: Finding, document: ConfigDocument) -> Finding:
+    """A rename whose new key the document already sets is a delete: Flink reads the new key first
+    (Configuration), so the old line is dead. Decided here, once, so the hint, the JSON / SARIF fix and
+    --fix say and do the same. A manual rename (its version not stated) is left as the rename it
+    advises: on an older release the old key is the one read."""
+    from flinktune.change import Applicability
+
+    fix = finding.fix
+    if (fix is None or fix.action != "rename" or fix.applicability is Applicability.MANUAL
+            or (fix.new_key and document.get(fix.new_key) is None)):
+        return finding
+    return replace(finding, fix=replace(fix, action="delete", value=None))
+
+
 def _rename_breaks(fix: Change | None) -> Any:
     """The newest release that reads a rename's old key but not its new one (the file, whose version
     nobody named, may be for it), or None when the rename is right in every release that reads the key."""
@@ -327,6 +341,7 @@ def _lint_documents(outcome: _FileOutcome, documents: list[ConfigDocument], text
             found = [_note_version(finding, source, detail, version, ruleset) for finding in found]
         elif OLDER_THAN_SUPPORTED in (situation.version.detail or ""):
             found = [_note_older(finding, situation.version.detail) for finding in found]
+        found = [_dead_rename(finding, document) for finding in found]
         if document.origin is not None:
             found = [_by_hand(finding) for finding in found]
         outcome.documents.append((document, found))
@@ -361,10 +376,6 @@ def _fix_file(outcome: _FileOutcome, options: LintOptions
             if (fix is None or not writable((fix,), unsafe=False) or id(finding) in outcome.suppressed
                     or not is_selected(finding.code, options.select, options.ignore)):
                 continue
-            if fix.action == "rename" and (not fix.new_key or document.get(fix.new_key) is not None):
-                # The new key is already set and wins over the deprecated one in Flink
-                # (Configuration reads the new key first), so the old line is dead: drop it.
-                fix = replace(fix, action="delete", new_key=None)
             if (fix.action, fix.key) in seen:
                 continue
             seen.add((fix.action, fix.key))

@@ -3,6 +3,9 @@
 A finding is kept when ``select`` is empty or one of its prefixes matches the code, and no
 ``ignore`` prefix matches it. When several severity overrides match, the longest (most specific)
 prefix wins, so ``{FTN: info, FTN003: error}`` does what it says.
+
+A selector that matches no rule the run knows is a mistake to report, not an empty selection: a
+typo in ``--select`` would otherwise turn every rule off and a CI check green.
 """
 
 from __future__ import annotations
@@ -19,6 +22,17 @@ def is_selected(code: str, select: tuple[str, ...], ignore: tuple[str, ...]) -> 
     if select and not any(_matches(code, p) for p in select):
         return False
     return not any(_matches(code, p) for p in ignore)
+
+
+def matches_no_rule(selectors: tuple[str, ...] | list[str], codes: frozenset[str]) -> list[str]:
+    """The selectors (codes or prefixes) that match none of ``codes``, in order."""
+    return [s for s in selectors if not any(_matches(code, s) for code in codes)]
+
+
+def no_rule_hint(codes: frozenset[str]) -> str:
+    """What to say after "matches no lint rule": what a code looks like, and where the codes are listed."""
+    example = f"codes look like {min(codes)}; " if codes else ""
+    return f"({example}`flinktune rules list` lists them)"
 
 
 def override_severity(finding: Finding, overrides: tuple[tuple[str, Severity], ...]) -> Finding:

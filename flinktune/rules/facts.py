@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from flinktune.versions import newest_patches
+
 # Reporter classes whose factory Flink names (the @InstantiateViaFactory annotations of the
 # reporters in flink-metrics-*).
 _REPORTER_FACTORIES = {
@@ -53,6 +55,9 @@ _REMOVED_JVM_FLAGS: dict[str, tuple[int, str]] = {
 }
 
 FACTS: Mapping[str, Mapping[str, object]] = {
+    # release line ("1.20") or major version ("1") -> its newest patch release flinktune knows ("1.20.5"):
+    # flinktune.versions.PATCH_RELEASES, the table the option catalog was generated from
+    "newest_release": newest_patches(),
     # reporter class -> its factory class
     "reporter_factories": _REPORTER_FACTORIES,
     # JVM option -> {jdk: the JDK that removed it, instead: what to use there}

@@ -158,7 +158,8 @@ GENERAL_FUNCTIONS: dict[str, Function] = {fn.name: fn for fn in (
        "trim(text, chars): text without leading and trailing whitespace (or the given characters)"),
     _f("fact", (2, 2), _fact,
        "fact(table, key): the entry for key in a fact table, or null: reporter_factories (reporter class -> "
-       "its factory class), removed_jvm_flags (option name as jvm_options gives it -> jdk, instead)"),
+       "its factory class), removed_jvm_flags (option name as jvm_options gives it -> jdk, instead), "
+       "newest_release (release line 1.20 or major 1 -> the newest patch release flinktune knows)"),
     _f("location", (1, 3), _location,
        "location(file, line, note): a place as a mapping (for a rule's related places)"),
 )}

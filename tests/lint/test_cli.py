@@ -417,4 +417,82 @@ def test_invalid_rule_folder_lists_every_problem(tmp_path: Path) -> None:
     pattern = "String should match pattern '^FT[A-Z][0-9]{3}$'"
     assert f"flinktune: error: {rules / 'bad.yaml'}: code: {pattern}" in lines
     assert any("severity: Field required" in line for line in lines)
-    assert lines[-1].startswith("flinktune: error: ") and "problems in rule files" in lines[-1]
+    # then how many, without repeating the first
+    assert lines[-1] == f"flinktune: error: {len(lines) - 1} problems in rule files"
+
+
+def test_a_missing_rule_folder_is_said_once(tmp_path: Path) -> None:
+    conf = _write(tmp_path / "flink-conf.yaml", "new.key: 1\n")
+    result = run("--rules", str(tmp_path / "nonexistent"), str(conf))
+    assert result.exit_code == 2
+    assert result.stderr.splitlines() == [
+        f"flinktune: error: {tmp_path / 'nonexistent'}: rule folder does not exist"]
+
+
+# --- a selector that matches no rule ------------------------------------------------------------
+
+NO_RULE = "matches no lint rule (codes look like {}; `flinktune rules list` lists them)"
+
+
+@pytest.mark.parametrize(("args", "line"), [
+    (["--select", "FTX999"], "--select FTX999 " + NO_RULE.format("FTC001")),
+    (["--select", "FTC003", "--ignore", "ftc0,deprecated-key"],
+     "--ignore deprecated-key " + NO_RULE.format("FTC001")),
+    # what the run knows: without the bundled rules, FTC003 is no rule of it
+    ([*ONLY_FTZ, "--select", "FTC003"], "--select FTC003 " + NO_RULE.format("FTL001")),
+])
+def test_a_selector_that_matches_no_rule_is_a_usage_error(tmp_path: Path, args: list[str], line: str) -> None:
+    conf = _write(tmp_path / "flink-conf.yaml", "taskmanager.tmp.dirs: /tmp\n")
+    result = run(*args, str(conf))
+    assert (result.exit_code, result.stdout, result.stderr) == (2, "", f"flinktune: error: {line}\n")
+
+
+@pytest.mark.parametrize("args", [
+    ["--select", "FTC"], ["--select", "ftc0"], ["--select", "FTC003", "--ignore", "FTC004"],
+    ["--select", "FTC112,FTL"],                      # a deployment (process) rule, the built-in FTL001
+    [*ONLY_FTZ, "--ignore", "FTZ903"],
+])
+def test_selectors_that_match_a_rule_still_work(tmp_path: Path, args: list[str]) -> None:
+    conf = _write(tmp_path / "flink-conf.yaml", "taskmanager.tmp.dirs: /tmp\n")
+    result = run(*args, str(conf))
+    assert result.exit_code in (0, 1) and result.stderr == "", result.stderr
+
+
+@pytest.mark.parametrize(("name", "text", "line", "said"), [
+    (".flinktune.yaml", "fail-on: error\nselect: [FTC, FTX999]\n", 2, "select FTX999"),
+    (".flinktune.yaml", "ignore: [FTC9]\n", 1, "ignore FTC9"),
+    (".flinktune.yaml", "severity:\n  FTC003: error\n  FTQ: info\n", 3, "severity FTQ"),
+    # another tool's `select =` above [tool.flinktune] is not the line
+    ("pyproject.toml", '[tool.ruff]\nselect = ["E"]\n\n[tool.flinktune]\nselect = ["FTX"]\n', 5,
+     "select FTX"),
+])
+def test_a_project_config_code_that_matches_no_rule_is_one_line(tmp_path: Path, name: str, text: str,
+                                                                 line: int, said: str) -> None:
+    _write(tmp_path / name, text)
+    conf = _write(tmp_path / "conf" / "flink-conf.yaml", "taskmanager.tmp.dirs: /tmp\n")
+    result = run(str(conf))
+    assert (result.exit_code, result.stdout) == (2, "")
+    assert result.stderr == f"flinktune: error: {tmp_path / name}:{line}: {said} {NO_RULE.format('FTC001')}\n"
+
+
+# --- a deprecated key whose replacement is set too -------------------------------------------------
+
+def test_deprecated_key_beside_its_replacement_is_fixed_by_deleting_it_and_says_so(tmp_path: Path) -> None:
+    text = "taskmanager.tmp.dirs: /tmp/a\nio.tmp.dirs: /tmp/b\n"
+    conf = _write(tmp_path / "flink-conf.yaml", text)
+    args = ["--select", "FTC003", "--flink-version", "1.20"]
+    shown = run(*args, "--format", "text", str(conf))
+    assert ("    fix: delete taskmanager.tmp.dirs (io.tmp.dirs is already set and wins) (fixable with --fix)"
+            in shown.stdout.splitlines()), shown.stdout
+    fix = json.loads(run(*args, "--format", "json", str(conf)).stdout)["findings"][0]["fix"]
+    assert fix == {"action": "delete", "key": "taskmanager.tmp.dirs", "value": None, "new_key": "io.tmp.dirs",
+                   "applicability": "safe"}
+    sarif = json.loads(run(*args, "--format", "sarif", str(conf)).stdout)
+    assert sarif["runs"][0]["results"][0]["properties"]["fix"]["action"] == "delete"
+    fixed = run(*args, "--format", "text", "--fix", str(conf))
+    assert f"{conf}:1: fixed FTC003: deleted taskmanager.tmp.dirs" in fixed.stdout.splitlines()
+    assert conf.read_text(encoding="utf-8") == "io.tmp.dirs: /tmp/b\n" and fixed.exit_code == 0
+    # alone, the deprecated key is renamed, as before
+    _write(conf, "taskmanager.tmp.dirs: /tmp/a\n")
+    assert "    fix: rename taskmanager.tmp.dirs to io.tmp.dirs (fixable with --fix)" in run(
+        *args, "--format", "text", str(conf)).stdout.splitlines()

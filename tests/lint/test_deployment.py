@@ -92,3 +92,25 @@ def test_process_findings_honour_suppressions(tmp_path: Path) -> None:
     compose.write_text("services:\n  jobmanager:\n    image: flink:latest\n    command: jobmanager\n")
     assert _codes(lint_paths([str(compose)], LintOptions()), "FTC112") == [
         ("FTC112", "docker-compose.yml", 3, Severity.WARNING)]
+
+
+def test_a_moving_tag_is_told_the_newest_patch_releases_flinktune_knows(tmp_path: Path) -> None:
+    # The suggested tags come from the one table of releases, so a new patch there moves them too.
+    from flinktune.versions import PATCH_RELEASES
+
+    def newest(major: int) -> str:
+        return max((patch for line, patch in PATCH_RELEASES if line.startswith(f"{major}.")),
+                   key=lambda patch: tuple(int(part) for part in patch.split(".")))
+
+    compose = tmp_path / "docker-compose.yml"
+    compose.write_text("services:\n  jobmanager:\n    image: flink:latest\n    command: jobmanager\n")
+    [finding] = [f for f in lint_paths([str(compose)], LintOptions()).findings if f.code == "FTC112"]
+    assert finding.message.endswith(f"pin a release, e.g. flink:{newest(1)}-java17 or flink:{newest(2)}")
+
+
+def test_deployment_rules_are_among_the_rules_a_lint_reports(tmp_path: Path) -> None:
+    # SARIF lists result.rules as tool.driver.rules, and --select accepts the codes it holds.
+    compose = tmp_path / "docker-compose.yml"
+    compose.write_text("services:\n  jobmanager:\n    image: flink:latest\n    command: jobmanager\n")
+    result = lint_paths([str(compose)], LintOptions())
+    assert "FTC112" in {f.code for f in result.findings} and "FTC112" in {info.code for info in result.rules}

@@ -78,6 +78,16 @@ def _flinktune(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
                           cwd=cwd, env=env, timeout=120)
 
 
+def _both_routes(args: list[str], cwd: Path) -> tuple[int, str, str]:
+    """What the typer-free route and the typer command give for ``flinktune lint ARGS``: the same."""
+    fast = _flinktune("lint", *args, cwd=cwd)
+    typed = CliRunner().invoke(app, ["lint", *args])
+    assert "Traceback" not in fast.stderr, fast.stderr
+    expected = (typed.exit_code, typed.stdout, typed.stderr)
+    assert (fast.returncode, fast.stdout, fast.stderr) == expected, args
+    return expected
+
+
 def test_same_output_and_exit_codes_as_the_typer_route(tmp_path: Path) -> None:
     good = tmp_path / "flink-conf.yaml"
     good.write_text("taskmanager.numberOfTaskSlots: 4\njobmanager.rpc.ardress: x\n", encoding="utf-8")
@@ -94,11 +104,24 @@ def test_same_output_and_exit_codes_as_the_typer_route(tmp_path: Path) -> None:
         ["--rules", str(tmp_path / "no-such-folder"), str(good)],
     ]
     for args in cases:
-        fast = _flinktune("lint", *args, cwd=tmp_path)
-        typed = CliRunner().invoke(app, ["lint", *args])
-        assert "Traceback" not in fast.stderr, fast.stderr
-        expected = (typed.exit_code, typed.stdout, typed.stderr)
-        assert (fast.returncode, fast.stdout, fast.stderr) == expected, args
+        _both_routes(args, tmp_path)
+
+
+def test_a_selector_that_matches_no_rule_is_one_line_by_either_route(tmp_path: Path) -> None:
+    good = tmp_path / "flink-conf.yaml"
+    good.write_text("taskmanager.numberOfTaskSlots: 4\n", encoding="utf-8")
+    typo = tmp_path / "typo.yaml"
+    typo.write_text("select: [FTC, FTX999]\n", encoding="utf-8")
+    for args, said in [
+        (["--select", "FTX999", str(good)], "--select FTX999 matches no lint rule"),
+        (["--ignore", "FTC0,nope", str(good)], "--ignore nope matches no lint rule"),
+        (["--config", str(typo), str(good)], f"{typo}:1: select FTX999 matches no lint rule"),
+        (["--no-bundled-rules", "--rules", FIXTURE_RULES, "--select", "FTC003", str(good)],
+         "--select FTC003 matches no lint rule"),
+    ]:
+        code, stdout, stderr = _both_routes(args, tmp_path)
+        assert (code, stdout, len(stderr.splitlines())) == (2, "", 1), (args, stderr)
+        assert stderr.startswith(f"flinktune: error: {said} ("), stderr
 
 
 def test_light_route_imports_neither_typer_nor_pydantic_numpy_pyspark(tmp_path: Path) -> None:

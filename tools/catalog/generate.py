@@ -36,23 +36,11 @@ REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
 from flinktune.units import format_duration, format_memory  # noqa: E402
+from flinktune.versions import PATCH_RELEASES  # noqa: E402
 
-# Newest patch release of each minor version on PyPI when the catalog was generated
-# (`pip index versions apache-flink-libraries`).
-RELEASES: dict[str, str] = {
-    "1.13": "1.13.6",
-    "1.14": "1.14.6",
-    "1.15": "1.15.4",
-    "1.16": "1.16.3",
-    "1.17": "1.17.2",
-    "1.18": "1.18.1",
-    "1.19": "1.19.3",
-    "1.20": "1.20.5",
-    "2.0": "2.0.2",
-    "2.1": "2.1.3",
-    "2.2": "2.2.1",
-    "2.3": "2.3.0",
-}
+# The release read for each line: its newest patch on PyPI (`pip index versions apache-flink-libraries`),
+# from flinktune's one table of releases.
+RELEASES: dict[str, str] = dict(PATCH_RELEASES)
 PACKAGE = "apache-flink-libraries"
 OUT = REPO / "flinktune" / "data" / "flink_options.json"
 EXTRACTOR = Path(__file__).resolve().parent / "OptionExtractor.java"
