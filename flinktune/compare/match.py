@@ -61,9 +61,10 @@ def match_vertices(before: JobDiagnosis, after: JobDiagnosis) -> Matching:
                 left.remove(v)
                 right.remove(same)
     by_id = sum(1 for p in pairs if p.by == "id")
-    # Without a shared id, a few vertices of the same name ("Source: Custom Source") do not make
-    # two graphs one job: at least half of the smaller graph must match.
-    if not pairs or (not by_id and 2 * len(pairs) < min(len(before.vertices), len(after.vertices))):
+    # Without a shared id, a few vertices of the same name ("Source: Custom Source", "Source: Gen") do
+    # not make two graphs one job: at least half of each graph must match (a 2-vertex job sharing its
+    # source name with a 4-vertex one is another job, though it is half of the smaller).
+    if not pairs or (not by_id and 2 * len(pairs) < max(len(before.vertices), len(after.vertices))):
         shared = f"only {len(pairs)} vertex name(s) in common" if pairs else "no vertex in common"
         raise MetricsError(
             f"BEFORE and AFTER are different jobs: {_job(before)} and {_job(after)} share no vertex id and "

@@ -190,6 +190,20 @@ def test_two_different_jobs_are_refused_in_one_line() -> None:
     assert "different jobs" in message and "'other'" in message and "\n" not in message
 
 
+def test_a_small_job_sharing_only_its_source_name_is_another_job() -> None:
+    # Before: half of the smaller graph (1 of 2) sufficed, so a 2-vertex job that shares "Source: Gen"
+    # with the 3-vertex one was compared with it ("BETTER: throughput +591%", exit 0).
+    before = _job(14)
+    rng = np.random.default_rng(15)
+    other = (("7" * 32, "Source: Gen", 2), ("8" * 32, "Sink: Elsewhere", 2))
+    after = run("after", other, {k: noisy_vertex(rng, N, 0.5, 10.0, 0.1) for k, _n, _p in other},
+                job_id="c" * 32, job_name="small")
+    with pytest.raises(MetricsError) as info:
+        compare_runs(before, after)
+    message = info.value.one_line()
+    assert "different jobs" in message and "only 1 vertex name(s) in common" in message
+
+
 def test_missing_checkpoints_are_not_measured_and_said() -> None:
     before = _job(12, checkpoints=[1.0, 1.1, 1.2, 0.9])
     after = _job(13, label="after")
