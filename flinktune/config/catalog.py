@@ -252,13 +252,18 @@ class Catalog(Record):
         order: one pass over the catalog for every version (a lint of files of several versions
         needs several)."""
         out: list[tuple[tuple[str, ...], ...]] = []
+        index_of = self._version_index
         for section, present in ((self._options, _present_runs), (self._aliases, _alias_runs)):
             per_version: list[list[str]] = [[] for _ in self.versions]
             for key in section:
                 runs = present(section, key)
+                if len(runs) == 1:          # nearly every key: one run of consecutive versions
+                    for index in range(index_of[runs[0][0]], index_of[runs[0][1]] + 1):
+                        per_version[index].append(key)
+                    continue
                 seen = set()
                 for run in runs:
-                    seen.update(range(self._vi(run[0]), self._vi(run[1]) + 1))
+                    seen.update(range(index_of[run[0]], index_of[run[1]] + 1))
                 for index in sorted(seen):
                     per_version[index].append(key)
             out.append(tuple(tuple(keys) for keys in per_version))
@@ -717,12 +722,21 @@ class _LazyEntries(dict):  # type: ignore[type-arg]
 _PRESENT = re.compile(r'\{"present":(\[\[[^\[\]]*\](?:,\[[^\[\]]*\])*\])[,}]')
 
 
-def _present_runs(options: dict[str, Any], key: str) -> list[list[Any]]:
-    """An option's "present" runs, read from its JSON text without decoding the rest when it is
-    still text (most entries are never needed whole)."""
+# One [first, last] run of the "present" list, as generate.py writes it (two version strings).
+_RUN = re.compile(r'\["([^"\\]*)","([^"\\]*)"\]')
+
+
+def _present_runs(options: dict[str, Any], key: str) -> list[Any]:
+    """An option's "present" runs (first, last version), read from its JSON text without decoding the
+    rest when it is still text (most entries are never needed whole)."""
     raw = options.raw(key) if isinstance(options, _LazyEntries) else None
     found = _PRESENT.match(raw) if raw is not None else None
-    return json.loads(found.group(1)) if found else options[key]["present"]  # type: ignore[no-any-return]
+    if found:
+        runs = _RUN.findall(found.group(1))
+        if len(runs) == found.group(1).count("],[") + 1:
+            return runs
+        return json.loads(found.group(1))  # type: ignore[no-any-return]
+    return options[key]["present"]  # type: ignore[no-any-return]
 
 
 def _alias_runs(aliases: dict[str, Any], key: str) -> list[list[Any]]:
