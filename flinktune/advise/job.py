@@ -8,7 +8,7 @@ from typing import Any
 
 from flinktune.advise.measured import Measured
 from flinktune.advise.state import Job
-from flinktune.errors import ConfigError, FlinktuneError
+from flinktune.errors import FlinktuneError
 from flinktune.model import buffers as mb
 from flinktune.model.layout import check_placement
 from flinktune.model.network_fit import blocking_batch, plan_graph
@@ -55,37 +55,10 @@ def _multi_input_vertices(plan: Any, graph: mb.JobGraph | None) -> tuple[str, ..
 _MEASURED = {"rate": "rate_per_subtask", "record-size": "record_bytes", "skew": "skew"}
 
 
-# The values that size the job itself: unparseable, nothing can be judged (a buffer value Flink refuses
-# is refused the same way, by the buffer settings).
-_JOB_KEYS = (("parallelism.default", "parallelism"), ("taskmanager.numberOfTaskSlots", "slots"))
-
-
-def _unreadable_job_values(situation: Situation) -> list[str]:
-    """The job's parallelism or slots would come from a value in the file that does not parse: a
-    template placeholder (``${cpu_thread}``, filled in at deploy time) is said as an assumption of 1;
-    anything else raises the value's own error (Flink refuses it; nothing can be judged)."""
-    eff = situation.effective
-    assumed = []
-    for key, name in _JOB_KEYS:
-        if getattr(situation, name).source != "default" or not eff.is_set(key):
-            continue
-        try:
-            eff.integer(key)
-        except FlinktuneError as error:
-            raw = str(eff.string(key) or "")
-            if "${" in raw or "{{" in raw:
-                assumed.append(f"{name} 1: {key} is the placeholder {raw!r}, filled in at deploy time "
-                               f"(give --{name})")
-                continue
-            raise ConfigError(f"{error.message} (give --{name} to judge the file regardless)",
-                              file=error.file, line=error.line) from None
-    return assumed
-
-
 def resolve_job(situation: Situation, measured: Measured | None) -> tuple[Job, Environment, list[str]]:
     """The planner's Job, the environment as reported (values and sources), and what was assumed."""
     env = situation.environment
-    assumptions: list[str] = _unreadable_job_values(situation)
+    assumptions: list[str] = situation.unreadable_job_values()
     found: dict[str, Any] = {}
     sources: dict[str, str] = dict(env.sources)
     for name, attr in _MEASURED.items():

@@ -162,7 +162,8 @@ class ConfigState:
         if not BUFFER_TIMEOUT_SWITCH.applies(self.version):
             duration = self.eff.duration(KEY_TIMEOUT_OLD)
             return buffer_timeout_mode(self.version,
-                                       interval_s=None if duration is None else duration.seconds)
+                                       interval_s=None if duration is None else duration.seconds,
+                                       batch_runtime=batch)
         duration = self.eff.duration(KEY_TIMEOUT_INTERVAL)
         return buffer_timeout_mode(self.version, interval_s=None if duration is None else duration.seconds,
                                    enabled=self.eff.boolean(KEY_TIMEOUT_ENABLED), batch_runtime=batch)

@@ -5,8 +5,10 @@
   cannot say it, because Flink rejects negative durations (TimeUtils). ExecutionOptions @1.13..1.17.
 - From 1.18 (FLINK-32023): ``execution.buffer-timeout.enabled`` (default true; false = flush only when
   the buffer is full) and ``execution.buffer-timeout.interval`` (default 100 ms, the old key is its
-  deprecated alias); an interval of 0 still flushes after every record. In BATCH runtime mode the
-  timeout is forced off. ExecutionOptions / StreamGraphGenerator @1.18..2.0.
+  deprecated alias); an interval of 0 still flushes after every record. ExecutionOptions @1.18..2.0.
+- BATCH runtime mode, every version: no buffer timeout, whatever the file says. StreamGraphGenerator's
+  BATCH branch calls ``setDefaultBufferTimeout(-1)`` up to 1.17 (read at release-1.16.0) and sets
+  ``execution.buffer-timeout.enabled`` to false from 1.18 (read at release-1.20).
 """
 
 from __future__ import annotations
@@ -43,6 +45,14 @@ def buffer_timeout_mode(version: FlinkVersion, *, interval_s: float | None = Non
     if interval_s is not None and (interval_s != interval_s or interval_s < 0):
         raise ModelInputError(f"buffer timeout must be a non-negative duration, got {interval_s} s "
                               "(Flink rejects negative durations in configuration files)")
+    if batch_runtime:
+        # StreamGraphGenerator.configureStreamGraph, BATCH branch: setDefaultBufferTimeout(-1) up to 1.17,
+        # configuration.set(BUFFER_TIMEOUT_ENABLED, false) from 1.18; the file's timeout is not used.
+        how = ("execution.buffer-timeout.enabled=false" if BUFFER_TIMEOUT_SWITCH.applies(version)
+               else "the default buffer timeout to -1")
+        return BufferTimeoutMode("when-full", None, "BATCH: no buffer timeout (flushes when a buffer is full "
+                                 f"or the input ends); Flink {version} sets {how} for a BATCH job, whatever "
+                                 "the file says")
     if not BUFFER_TIMEOUT_SWITCH.applies(version):
         if enabled is not None:
             raise ModelInputError(f"execution.buffer-timeout.enabled does not exist in Flink {version} "
@@ -51,9 +61,6 @@ def buffer_timeout_mode(version: FlinkVersion, *, interval_s: float | None = Non
         key = "execution.buffer-timeout"
     else:
         key = "execution.buffer-timeout.interval"
-        if batch_runtime:
-            return BufferTimeoutMode("when-full", None, "BATCH runtime mode forces the buffer timeout off "
-                                     "(execution.buffer-timeout.enabled=false): buffers leave only when full")
         if enabled is False:
             return BufferTimeoutMode("when-full", None, "execution.buffer-timeout.enabled=false: buffers "
                                      "leave only when full (or on an event such as a checkpoint barrier)")

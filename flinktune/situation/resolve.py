@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from flinktune.config.types import ConfigDocument, ConfigEntry, ConfigFormat, ConfigValue
-from flinktune.errors import FlinktuneError
+from flinktune.errors import ConfigError, FlinktuneError
 from flinktune.record import Record, replace, store
 from flinktune.situation.deployment import DeploymentSpec, deployment_spec
 from flinktune.situation.environment import DEFAULT_BANDWIDTH_BYTES_PER_S, DEFAULT_RTT_S, Environment
@@ -33,6 +33,8 @@ KEY_TM_PROCESS = "taskmanager.memory.process.size"
 KEY_JM_PROCESS = "jobmanager.memory.process.size"
 
 _ACTIVE_TARGETS = ("kubernetes", "yarn")
+# The values that size the job itself (Situation.unreadable_job_values).
+_JOB_KEYS = ((KEY_PARALLELISM, "parallelism"), (KEY_SLOTS, "slots"))
 _SPEC_FIELD = {KEY_PARALLELISM: "spec.job.parallelism", KEY_TM_PROCESS: "spec.taskManager.resource.memory",
                KEY_JM_PROCESS: "spec.jobManager.resource.memory"}
 
@@ -318,6 +320,30 @@ class Situation(Record):
         if found is not None and found.value >= 1:
             return found
         return Sourced(1, "default", detail=KEY_SLOTS)
+
+    def unreadable_job_values(self, settled: tuple[str, ...] = ()) -> list[str]:
+        """The job's parallelism or slots would come from a value in the file that does not parse
+        (``parallelism.default`` / ``taskmanager.numberOfTaskSlots``): a template placeholder
+        (``${cpu_thread}``, filled in at deploy time) is returned as an assumption of 1, in words;
+        anything else raises the value's own ConfigError (Flink refuses it; nothing can be judged).
+        A value given elsewhere (flag, profile, plan, metrics; or named in ``settled``, e.g. a swept
+        parameter) settles it. One definition for recommend and ``model --config``."""
+        eff = self.effective
+        assumed = []
+        for key, name in _JOB_KEYS:
+            if name in settled or getattr(self, name).source != "default" or not eff.is_set(key):
+                continue
+            try:
+                eff.integer(key)
+            except FlinktuneError as error:
+                raw = str(eff.string(key) or "")
+                if "${" in raw or "{{" in raw:
+                    assumed.append(f"{name} 1: {key} is the placeholder {raw!r}, filled in at deploy time "
+                                   f"(give --{name})")
+                    continue
+                raise ConfigError(f"{error.message} (give --{name} to judge the file regardless)",
+                                  file=error.file, line=error.line) from None
+        return assumed
 
     @cached_property
     def taskmanagers(self) -> Sourced[int]:
