@@ -317,39 +317,58 @@ def split_decimal_time(text: str) -> tuple[float, str | None] | None:
     return float(match.group(1)), match.group(2)
 
 
-# Bandwidth and rate syntax for the CLI (not Flink options): 10Gbit/s, 1.25GB/s, 100Mbps.
-_BANDWIDTH = re.compile(r"^\s*([0-9]*\.?[0-9]+(?:[eE][+-]?[0-9]+)?)\s*([kKmMgGtT]?)"
-                        r"(bit|b|bps|B|Bps)?(?:/s)?\s*$")
+# Bandwidths (CLI, profiles, scenarios; not Flink options), decimal prefixes. The unit says bits (bit,
+# bits, bps after any prefix; b after an upper-case one: 10Gb) or bytes (B, Bps). Ambiguous, refused: a
+# prefix alone (10G: bits for a NIC, bytes before) and b after a lower-case prefix or none (10gb: Flink's
+# MemorySize reads gb as gibibytes, network people as gigabits).
+_BANDWIDTH = re.compile(r"^\s*([+-]?[0-9]*\.?[0-9]+(?:[eE][+-]?[0-9]+)?)\s*([A-Za-z/]*)\s*$")
+_BANDWIDTH_UNIT = re.compile(r"([kKmMgGtT]?)(bits|bit|bps|b|Bps|B|)(/s)?")
+_BANDWIDTH_PREFIX = {"": 1.0, "k": 1e3, "m": 1e6, "g": 1e9, "t": 1e12}
+_BINARY_WORD = {"": "bytes", "k": "kibibytes", "m": "mebibytes", "g": "gibibytes", "t": "tebibytes"}
+
+
+def _positive_bandwidth(number: object, text: str) -> float:
+    try:
+        value = float(number)  # type: ignore[arg-type]
+    except OverflowError:  # an integer of hundreds of digits
+        raise ValueSyntaxError(f"'{text[:64]}' is too large") from None
+    if not 0 < value < float("inf"):  # also NaN
+        raise ValueSyntaxError(f"'{text[:64]}' must be a positive, finite number")
+    return value
+
+
+def _bandwidth_text(text: str) -> float:
+    """Bytes per second from a bandwidth with its unit; messages start with the quoted text."""
+    # Short texts only: the number pattern backtracks quadratically on thousands of digits.
+    if len(text) > 64:
+        raise ValueSyntaxError(f"'{text[:64]}...' is too long to be a bandwidth")
+    shown = text.strip()
+    match = _BANDWIDTH.match(text)
+    unit = _BANDWIDTH_UNIT.fullmatch(match.group(2)) if match is not None else None
+    if match is None or unit is None or (unit.group(2) in ("bps", "Bps") and unit.group(3)):
+        raise ValueSyntaxError(f"'{shown}' is not a bandwidth like 10Gbit/s, 1.25GB/s or 100Mbps")
+    number_text, (prefix, marker, per_s) = match.group(1), unit.groups()
+    number = _positive_bandwidth(number_text, shown)
+    if not prefix and not marker and not per_s:
+        raise ValueSyntaxError(f"'{shown}' has no unit; write {number_text}Gbit/s or {number_text}MB/s")
+    if not marker or (marker == "b" and not prefix.isupper()):
+        big = prefix if prefix in ("", "k") else prefix.upper()  # the bits reading, also in bytes
+        reason = f" (Flink's sizes read {prefix}b as {_BINARY_WORD[prefix]})" if marker == "b" else ""
+        raise ValueSyntaxError(f"'{shown}' is ambiguous{reason}: write {number_text}{big}bit/s (bits) "
+                               f"or {number / 8:g}{big}B/s (bytes)")
+    per_byte = 1.0 if marker in ("B", "Bps") else 1 / 8
+    return _positive_bandwidth(number * _BANDWIDTH_PREFIX[prefix.lower()] * per_byte, shown)
 
 
 def parse_bandwidth_bytes_per_s(text: str | float) -> float:
-    """Parse a link bandwidth; decimal prefixes (network convention): ``10Gbit/s`` = 1.25e9 B/s."""
-    if isinstance(text, int | float) and not isinstance(text, bool):
-        try:
-            number_only = float(text)
-        except OverflowError:
-            raise ValueSyntaxError(f"bandwidth '{str(text)[:64]}' is too large") from None
-        if not number_only > 0 or number_only == float("inf"):  # also NaN
-            raise ValueSyntaxError(f"bandwidth '{text}' must be a positive, finite number")
-        return number_only
-    # Short texts only: the number pattern backtracks quadratically on thousands of digits.
-    if len(str(text)) > 64:
-        raise ValueSyntaxError(f"bandwidth '{str(text)[:64]}...' is too long to be a bandwidth")
-    match = _BANDWIDTH.match(str(text))
-    if match is not None and not match.group(2) and not match.group(3) and "/" not in str(text):
-        # The one unit rule (parse_bandwidth): "10" meant 10 B/s here and 10 Gbit/s elsewhere.
-        bare = str(text).strip()
-        raise ValueSyntaxError(f"bandwidth '{bare}' has no unit; write {bare}Gbit/s or {bare}MB/s")
-    if match is None:
-        raise ValueSyntaxError(f"bandwidth '{text}' is not like 10Gbit/s, 1.25GB/s or 100Mbps")
-    number = float(match.group(1))
-    prefix = {"": 1.0, "k": 1e3, "m": 1e6, "g": 1e9, "t": 1e12}[match.group(2).lower()]
-    unit = match.group(3) or "B"
-    per_byte = 1 / 8 if unit in ("bit", "b", "bps") else 1.0
-    value = number * prefix * per_byte
-    if not 0 < value < float("inf"):
-        raise ValueSyntaxError(f"bandwidth '{text}' must be a positive, finite number")
-    return value
+    """Parse a link bandwidth; decimal prefixes (network convention): ``10Gbit/s`` = 1.25e9 B/s.
+    A Python number is bytes per second already (scenarios built in Python, tests)."""
+    try:
+        if isinstance(text, int | float) and not isinstance(text, bool):
+            return _positive_bandwidth(text, str(text))
+        return _bandwidth_text(str(text))
+    except ValueSyntaxError as error:
+        raise ValueSyntaxError(f"bandwidth {error.message}") from None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -373,9 +392,10 @@ def _bare_number_text(value: object) -> str | None:
 
 
 def parse_duration_s(value: str | int | float, *, what: str,
-                     special: dict[str, float] | None = None) -> float:
+                     special: dict[str, float] | None = None, positive: bool = False) -> float:
     """Seconds from ``2ms``, ``0.5ms``, ``1.5s``, ``20us``; a bare number other than 0 is refused:
-    ``--rtt: '5' has no unit; write 5ms or 5s``. ``special`` maps words (``off``) to values."""
+    ``--rtt: '5' has no unit; write 5ms or 5s``. ``special`` maps words (``off``) to values. Negative
+    is refused, with ``positive`` (an rtt) zero too, a bare ``0`` as well, before the unit's message."""
     if isinstance(value, bool) or value is None:
         raise ValueSyntaxError(f"{what}: {value!r} is not a duration")
     text = str(value).strip()
@@ -387,31 +407,44 @@ def parse_duration_s(value: str | int | float, *, what: str,
             number = float(bare)
         except OverflowError:
             raise ValueSyntaxError(f"{what}: '{bare[:64]}' is too large") from None
+        _check_sign(number, bare, what, positive)
         if number == 0:
             return 0.0
         raise ValueSyntaxError(f"{what}: '{bare}' has no unit; write {bare}ms or {bare}s")
-    parsed = split_decimal_time(text[:200])
+    negative = text.startswith("-")
+    parsed = split_decimal_time(text[1:200] if negative else text[:200])
     if parsed is None or parsed[1] is None:
         raise ValueSyntaxError(f"{what}: '{text[:64]}' is not a duration like 2ms, 0.5ms or 1s")
     number, unit = parsed
-    seconds = number * SECONDS_PER_TIME_UNIT[unit]
-    if seconds != seconds or seconds == float("inf"):
+    seconds = -number * SECONDS_PER_TIME_UNIT[unit] if negative else number * SECONDS_PER_TIME_UNIT[unit]
+    if seconds != seconds or abs(seconds) == float("inf"):
         raise ValueSyntaxError(f"{what}: '{text[:64]}' is not a finite duration")
+    _check_sign(seconds, text[:64], what, positive)
     return seconds
 
 
+def _check_sign(number: float, text: str, what: str, positive: bool) -> None:
+    if number <= 0 and positive:
+        raise ValueSyntaxError(f"{what}: must be above zero, got '{text}'")
+    if number < 0:
+        raise ValueSyntaxError(f"{what}: must not be negative, got '{text}'")
+
+
 def parse_bandwidth(value: str | int | float, *, what: str) -> float:
-    """Bytes per second from ``10Gbit/s``, ``1.25GB/s``, ``100Mbps``; a bare number is refused:
-    ``--bandwidth: '10' has no unit; write 10Gbit/s or 10MB/s``."""
+    """Bytes per second from ``10Gbit/s``, ``1.25GB/s``, ``100Mbps``; one line for a bare number
+    (``--bandwidth: '10' has no unit; write 10Gbit/s or 10MB/s``), ``10G`` or ``10gb`` (``... is
+    ambiguous: write 10Gbit/s (bits) or 1.25GB/s (bytes)``) and zero or less, a bare 0 too."""
+    prefix = f"{what}: " if what else ""  # no prefix when the caller names the place itself
     if isinstance(value, bool) or value is None:
-        raise ValueSyntaxError(f"{what}: {value!r} is not a bandwidth")
+        raise ValueSyntaxError(f"{prefix}{value!r} is not a bandwidth")
     bare = _bare_number_text(value)
-    if bare is not None:
-        raise ValueSyntaxError(f"{what}: '{bare}' has no unit; write {bare}Gbit/s or {bare}MB/s")
     try:
-        return parse_bandwidth_bytes_per_s(str(value))
+        if bare is not None:
+            _positive_bandwidth(bare, bare)
+            raise ValueSyntaxError(f"'{bare}' has no unit; write {bare}Gbit/s or {bare}MB/s")
+        return _bandwidth_text(str(value))
     except ValueSyntaxError as error:
-        raise ValueSyntaxError(f"{what}: {error.message}") from None
+        raise ValueSyntaxError(f"{prefix}{error.message}") from None
 
 
 def parse_size_bytes(value: str | int | float, *, what: str) -> int:
@@ -431,12 +464,17 @@ def parse_size_bytes(value: str | int | float, *, what: str) -> int:
 _BINARY = (("GiB", _KIB**3), ("MiB", _KIB**2), ("KiB", _KIB))
 _DECIMAL_RATE = (("GB/s", 1e9), ("MB/s", 1e6), ("kB/s", 1e3))
 _TIME = (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6))
+# Units whose whole values are counts (parallelism, TaskManagers, channels: unit ""; buffers; records;
+# a records/s rate): shown exactly, not rounded to ``digits`` (9,999, not 1e+04); exact up to 2**53.
+COUNT_UNITS = ("", "buffers", "records", "records/s")
+_EXACT_FLOAT_INTEGERS = 2.0**53
 
 
 def readable(value: float | None, unit: str, digits: int = 3) -> str:
     """A quantity for a person, in every report alike: ``digits`` significant digits, the largest unit
     that keeps it at least 1 (bytes in KiB/MiB/GiB, rates in kB/s/MB/s/GB/s, times in µs/ms/s; zero
-    seconds are ``0 ms``), whole counts with thousands separators, ``n/a`` and ``unbounded``."""
+    seconds are ``0 ms``), whole counts (COUNT_UNITS) exactly with thousands separators (``9,999``),
+    ``n/a`` and ``unbounded``."""
     if value is None or value != value:
         return "n/a"
     v = float(value)
@@ -455,6 +493,7 @@ def readable(value: float | None, unit: str, digits: int = 3) -> str:
                     f"{v * 1e9:.{digits}g} ns")
     if unit == "%":
         return f"{v:.{digits}g} %"
-    if unit in ("buffers", "records") and v.is_integer():
-        return f"{v:,.0f}"
+    if unit in COUNT_UNITS and v.is_integer() and abs(v) < _EXACT_FLOAT_INTEGERS:
+        # A whole number of buffers or records is shown bare (``29,999``), as it always was.
+        return f"{v:,.0f}" if unit in ("buffers", "records") else f"{v:,.0f} {unit}".rstrip()
     return f"{v:.{digits}g} {unit}".rstrip()

@@ -91,7 +91,8 @@ def parse_param_value(param: Param, text: object) -> float:
         if param.kind == "duration":
             special = ({"inf": math.inf, "off": math.inf, "disabled": math.inf, "-1": math.inf}
                        if param.name == "buffer-timeout" else None)
-            return parse_duration_s(text, what=what, special=special)  # type: ignore[arg-type]
+            return parse_duration_s(text, what=what, special=special,  # type: ignore[arg-type]
+                                    positive=param.name == "rtt")
         if param.kind == "bandwidth":
             return parse_bandwidth(text, what=what)  # type: ignore[arg-type]
         if param.kind == "memory":
@@ -327,8 +328,10 @@ def evaluate(params: Mapping[str, Any], version: FlinkVersion = DEFAULT_VERSION)
         target, "memory")
     put("network_buffers_available", "buffers", "floor(network memory / segment)", available, "memory")
     put("fits", "", "required <= available", required <= available, "memory")
-    put("requested_memory_usage", "%", "100 * target / available", 100 * target / np.maximum(available, 1),
-        "memory")
+    # Not defined (NaN: "n/a" in text, null in JSON) when no buffer is available, not target / 1.
+    with np.errstate(divide="ignore", invalid="ignore"):
+        usage = np.where(available > 0, 100 * target / np.where(available > 0, available, 1), np.nan)
+    put("requested_memory_usage", "%", "100 * target / available", usage, "memory")
     put("network_memory_required", "B", "required * segment", required * seg, "memory")
     return out
 

@@ -94,7 +94,8 @@ def _render_text(version: Any, values: dict[str, Any], sources: dict[str, str], 
     console = Console(file=buffer, width=120, color_system="standard" if color else None,
                       force_terminal=color, highlight=False)
     console.print(f"flinktune model  (Flink {version})")
-    inputs = ", ".join(f"{name}={format_quantity(scalar(v), PARAM_BY_NAME[name].unit)}"
+    # "; " between inputs: a count has thousands separators (parallelism=9,999).
+    inputs = "; ".join(f"{name}={format_quantity(scalar(v), PARAM_BY_NAME[name].unit)}"
                        for name, v in values.items()
                        if np.ndim(v) == 0)
     if inputs:

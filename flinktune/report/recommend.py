@@ -24,6 +24,11 @@ def format_value(value: float | None, unit: str) -> str:
     return readable(value, unit)
 
 
+def _usage_text(percent: float) -> str:
+    """RequestedMemoryUsage: not defined without network buffers (``n/a``, as JSON's null), not inf%."""
+    return f"{percent:.0f}%" if percent < float("inf") else "n/a"
+
+
 def _effect_text(effect: Effect) -> str:
     return (f"{effect.label}: {format_value(effect.before, effect.unit)} -> "
             f"{format_value(effect.after, effect.unit)}")
@@ -90,7 +95,7 @@ def _network_lines(rec: Recommendation) -> list[str]:
         verdict, at_bound = fit_words(fit, rec.original_minimum_fit)
         out.append(f"  original: needs {fit.required} buffers at start-up (pools grow to {fit.target}), "
                    f"{fit.total_buffers} available of {fit.segment_bytes} bytes: {verdict} "
-                   f"(RequestedMemoryUsage {fit.requested_usage_percent:.0f}%)")
+                   f"(RequestedMemoryUsage {_usage_text(fit.requested_usage_percent)})")
         if fit.message and at_bound:
             out.append(f"  a job with {rec.job.exchanges} all-to-all exchanges would fail with (give --plan "
                        f"or --exchanges to judge this job): {fit.message}")
@@ -106,7 +111,7 @@ def _network_lines(rec: Recommendation) -> list[str]:
         fit = rec.final_fit
         out.append(f"  recommended: needs {fit.required} buffers, {fit.total_buffers} available "
                    f"({'fits' if fit.fits else 'DOES NOT FIT'}, RequestedMemoryUsage "
-                   f"{fit.requested_usage_percent:.0f}%)")
+                   f"{_usage_text(fit.requested_usage_percent)})")
     out.append(f"  demand assumption: {rec.demand_assumption}")
     op = rec.operator_network
     if op is not None:  # the FlinkDeployment turns the operator's memory tuning on: its figure, to compare

@@ -26,6 +26,7 @@ from flinktune.config.safe_load import load_yaml
 from flinktune.errors import ScenarioError, ValueSyntaxError
 from flinktune.units import (
     SECONDS_PER_TIME_UNIT,
+    parse_bandwidth,
     parse_bandwidth_bytes_per_s,
     parse_memory_size,
     split_decimal_time,
@@ -58,9 +59,13 @@ def _bytes(value: Any) -> int:
         raise ValueError(error.message) from None
 
 
-def _bandwidth(value: Any) -> float:
+def _bandwidth(value: Any, info: ValidationInfo) -> float:
+    # Python callers (sweeps, tests) pass bytes per second; YAML must spell the unit (the one unit
+    # rule, flinktune.units.parse_bandwidth: a bare number, 10G and 10gb are refused).
     try:
-        return parse_bandwidth_bytes_per_s(value)
+        if info.context and info.context.get("numbers_are_seconds"):
+            return parse_bandwidth_bytes_per_s(value)
+        return parse_bandwidth(value, what="")  # the error names cluster.bandwidth and its line
     except ValueSyntaxError as error:
         raise ValueError(error.message) from None
 

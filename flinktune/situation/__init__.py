@@ -57,9 +57,10 @@ creates no other error) is THE function lint's FTC030/FTC034/FTC050/FTC051, reco
 ``model --config`` use. ``situation.plan.read_json_object`` reads a plan / job.json for every command
 (``lint --plan``, ``recommend --plan``).
 
-Units (flinktune.units, the one rule): ``parse_duration_s(v, what="--rtt")`` and
-``parse_bandwidth(v, what=...)`` refuse a bare number other than 0 with one line
-(``--rtt: '5' has no unit; write 5ms or 5s``); ``parse_size_bytes`` follows MemorySize (bare = bytes).
+Units (flinktune.units, the one rule): ``parse_duration_s(v, what="--rtt")`` refuses a bare number
+other than 0 with one line (``--rtt: '5' has no unit; write 5ms or 5s``), and with ``positive`` (an
+rtt) zero too; ``parse_bandwidth(v, what=...)`` refuses a bare number, zero and a unit that does not
+say bits or bytes (``10G``, ``10gb``); ``parse_size_bytes`` follows MemorySize (bare = bytes).
 ``line_of_key(text, key)`` is the one "which line sets this key" helper for profiles and project files.
 """
 

@@ -165,11 +165,10 @@ def parse_parameter(name: str, value: object, *, where: str = "") -> Any:
         raise UsageError(f"{what}: {value!r} is not a value")
     try:
         if kind in ("duration", "duration0", "timeout"):
-            seconds = parse_duration_s(value, what=what,  # type: ignore[arg-type]
-                                       special=_TIMEOUT_WORDS if kind == "timeout" else None)
-            if seconds < 0 or (kind == "duration" and seconds == 0):
-                raise UsageError(f"{what}: must be above zero, got {value!r}")
-            return seconds
+            # An rtt or latency target ("duration") must be above zero, a bare 0 too (docs/model.md).
+            return parse_duration_s(value, what=what,  # type: ignore[arg-type]
+                                    special=_TIMEOUT_WORDS if kind == "timeout" else None,
+                                    positive=kind == "duration")
         if kind == "bandwidth":
             return parse_bandwidth(value, what=what)  # type: ignore[arg-type]
         if kind in ("memory", "memory0"):
