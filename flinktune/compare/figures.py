@@ -37,7 +37,9 @@ class Figure:
         return 1.0 if self.relative else 0.5
 
 
-THROUGHPUT = Figure("throughput", "throughput", "records/s", HIGHER, 0.05, True, family="rate")
+# 10%: two runs of one config on real Flink (the closed-loop e2e no-op pair) differed by +5.1% in
+# throughput with an interval excluding zero; a run's own noise does not show the drift between runs.
+THROUGHPUT = Figure("throughput", "throughput", "records/s", HIGHER, 0.10, True, family="rate")
 BACKPRESSURED = Figure(
     "backpressured", "back-pressured (worst subtask)", "share", LOWER, 0.05, False, family="backpressured"
 )
