@@ -211,18 +211,13 @@ def _note_older(finding: Finding, detail: str) -> Finding:
         return finding
     message = (f"{finding.message} ({detail}: the release the file runs on is older than any flinktune "
                "knows and may not read the keys named here)")
-    fix = finding.fix
-    if fix is not None:
-        from flinktune.change import Applicability
-
-        fix = replace(fix, applicability=Applicability.MANUAL)
-    return replace(finding, message=message, fix=fix)
+    return _by_hand(replace(finding, message=message))
 
 
 def _by_hand(finding: Finding) -> Finding:
-    """A configuration that is not a file of its own (a FLINK_PROPERTIES variable, a Helm values block
-    or template): the config writer edits only the files Flink reads, so --fix leaves its fix to the
-    user instead of failing on it."""
+    """The finding with its fix left to the user (not applied by --fix): for a configuration that is not
+    a file of its own (a FLINK_PROPERTIES variable, a Helm values block or template: the config writer
+    edits only the files Flink reads), or one whose release flinktune cannot vouch for."""
     from flinktune.change import Applicability
 
     if finding.fix is None or finding.fix.applicability is Applicability.MANUAL:
