@@ -7,7 +7,8 @@ Detection, first match wins:
 3. the name ends in ``flink-conf.yaml`` / ``flink-conf.yml`` -> flat; in ``config.yaml`` /
    ``config.yml`` -> YAML;
 4. the content: a ``key:`` line followed by a more indented line (nested mappings) or a YAML
-   list item -> YAML; otherwise flat (legacy files are the common case before Flink 1.19).
+   list item, or a key whose value is a flow mapping ``{...}`` -> YAML; otherwise flat (legacy files
+   are the common case before Flink 1.19).
 """
 
 from __future__ import annotations
@@ -26,6 +27,9 @@ _MANIFEST_KIND = re.compile(r"^kind[ \t]*:", re.MULTILINE)
 # "key:" with nothing but an optional comment after it: a YAML block opener.
 _OPENER = re.compile(r"^([ \t]*)[^\s#-][^#]*:[ \t]*(#.*)?$")
 _LIST_ITEM = re.compile(r"^[ \t]*- ")
+# "key: {...}" (or "key: {" opening one over several lines): a mapping in YAML, while the flat format
+# would keep the braces as text, which no Flink option reads (its maps are written k1:v1,k2:v2).
+_FLOW_MAPPING = re.compile(r"^[^\s#-][^#{]*?:[ \t]+\{([^#]*\}|[ \t]*)[ \t]*(#.*)?$")
 _SNIFF_LINES = 2000
 
 
@@ -39,6 +43,8 @@ def _sniff_nested(head: str) -> bool:
             continue
         indent = len(line) - len(line.lstrip(" \t"))
         if opener_indent is not None and (indent > opener_indent or _LIST_ITEM.match(line)):
+            return True
+        if _FLOW_MAPPING.match(line):
             return True
         match = _OPENER.match(line)
         opener_indent = len(match.group(1)) if match else None

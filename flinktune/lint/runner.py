@@ -225,6 +225,46 @@ def _by_hand(finding: Finding) -> Finding:
     return replace(finding, fix=replace(finding.fix, applicability=Applicability.MANUAL))
 
 
+def _may_hold_unwritable(document: ConfigDocument, found: list[Finding]) -> bool:
+    """Whether the writer may be unable to make a safe fix of ``document``: only YAML can hold a flow
+    mapping {...} or an alias (every flink-conf.yaml line is editable), so the common lint pays nothing
+    for the check below."""
+    from flinktune.change import Applicability
+    from flinktune.config.types import ConfigFormat
+
+    return document.format is not ConfigFormat.FLAT and any(
+        finding.fix is not None and finding.fix.applicability is Applicability.SAFE for finding in found)
+
+
+def _source_text(path: str) -> str:
+    from flinktune.config.textio import read_text_file
+
+    try:
+        return read_text_file(path).text
+    except (FlinktuneError, OSError, UnicodeDecodeError):
+        return ""                # it was read a moment ago; --fix reports a file that went away
+
+
+def _writable_or_by_hand(finding: Finding, document: ConfigDocument, text: str) -> Finding:
+    """A safe fix the writer cannot make (a key inside a flow mapping {...}, behind a YAML alias) is
+    the user's: the finding says so and why, rather than "fixable with --fix" followed by a --fix that
+    leaves it."""
+    from flinktune.change import Applicability
+    from flinktune.config.writer import apply_changes
+
+    fix = finding.fix
+    if fix is None or fix.applicability is not Applicability.SAFE:
+        return finding
+    try:
+        apply_changes(text, document, [fix])
+    except WriteError as error:
+        reason = error.message.removesuffix("; edit it by hand")
+        return _by_hand(replace(finding, message=f"{finding.message} (--fix cannot write this: {reason})"))
+    except FlinktuneError:
+        return finding          # --fix reports it, as for any write
+    return finding
+
+
 def _dead_rename(finding: Finding, document: ConfigDocument) -> Finding:
     """A rename whose new key the document already sets is a delete: Flink reads the new key first
     (Configuration), so the old line is dead. Decided here, once, so the hint, the JSON / SARIF fix and
@@ -303,6 +343,7 @@ def _lint_documents(outcome: _FileOutcome, documents: list[ConfigDocument], text
     path = outcome.path
     directives = parse_directives(text) if text else Directives()
     raw_all: list[Finding] = []
+    source: str | None = None          # the file's text, read only if a fix may not be writable
     for document in documents:
         try:
             deployed = run.place(document) if run is not None else None
@@ -339,6 +380,11 @@ def _lint_documents(outcome: _FileOutcome, documents: list[ConfigDocument], text
         found = [_dead_rename(finding, document) for finding in found]
         if document.origin is not None:
             found = [_by_hand(finding) for finding in found]
+        elif _may_hold_unwritable(document, found):
+            if source is None:
+                source = _source_text(outcome.path)
+            if "{" in source or "*" in source:
+                found = [_writable_or_by_hand(finding, document, source) for finding in found]
         outcome.documents.append((document, found))
         raw_all.extend(found)
     result = apply_suppressions(raw_all, directives, path)

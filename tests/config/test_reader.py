@@ -33,6 +33,12 @@ MANIFEST = ("apiVersion: flink.apache.org/v1beta1\nkind: FlinkDeployment\nspec:\
     ("settings.yaml", NESTED, ConfigFormat.YAML),                # sniffed: nested mapping
     ("settings.yaml", "a:\n- 1\n", ConfigFormat.YAML),           # sniffed: list under a key
     ("settings.yaml", "# a:\n#  b: 1\nk: v\n", ConfigFormat.FLAT),
+    # A flow mapping is YAML: the flat format would keep "{...}" as text, which no option reads.
+    ("settings.yaml", "taskmanager: {numberOfTaskSlots: 2}\n", ConfigFormat.YAML),
+    ("settings.yaml", "a: {b: 1}  # c\n", ConfigFormat.YAML),
+    ("settings.yaml", "a: {\n  b: 1}\n", ConfigFormat.YAML),
+    ("settings.yaml", "env.java.opts: -Dx={y}\na.b: 1 # {c}\n", ConfigFormat.FLAT),
+    ("settings.yaml", "a: \"{x}\"\n", ConfigFormat.FLAT),
 ])
 def test_detect_format(name: str, head: str, expected: ConfigFormat) -> None:
     assert detect_format(name, head) is expected

@@ -334,17 +334,39 @@ def test_fix_in_a_manifest_and_rename_onto_an_existing_key(tmp_path: Path) -> No
 
 def test_a_fix_the_writer_cannot_make_is_left_to_the_user_and_the_others_are_written(tmp_path: Path) -> None:
     # old.key sits in a flow mapping {...}, which the writer does not edit. It used to stop every fix
-    # of the file with "not fixed: ... edit it by hand" and exit 2, though the file had been judged.
+    # of the file with "not fixed: ... edit it by hand" and exit 2, though the file had been judged;
+    # then lint called it "fixable with --fix" and --fix left it with a note. Now the finding says so.
     original = "old: {key: 1}\ngone.key: 3\nnew.other: 4\n"
     conf = _write(tmp_path / "config.yaml", original)
+    told = run(*ISOLATE, "--flink-version", "1.20", str(conf))
+    (old_line,) = [line for line in told.stdout.splitlines() if "FTZ901" in line]
+    assert old_line.endswith("(--fix cannot write this: 'old.key' is inside a flow mapping {...})")
+    assert "    fix: rename old.key to new.key\n" in told.stdout          # no "(fixable with --fix)"
+    assert "    fix: delete gone.key (fixable with --fix)" in told.stdout
     result = run(*ISOLATE, "--fix", "--flink-version", "1.20", str(conf))
     assert conf.read_text(encoding="utf-8") == "old: {key: 1}\nnew.other: 4\n"
     assert (tmp_path / "config.yaml.bak").read_text(encoding="utf-8") == original
     assert f"{conf}:2: fixed FTZ902: deleted gone.key" in result.stdout
-    assert f"flinktune: note: {conf}:1: not fixed: 'old.key' is inside a flow mapping" in result.stderr
     assert "error" not in result.stderr
     # The finding stays (a warning: exit 1), not "could not be judged" (2).
     assert "FTZ901" in result.stdout and result.exit_code == 1, result.stdout + result.stderr
+
+
+def test_a_key_behind_a_yaml_alias_is_not_called_fixable(tmp_path: Path) -> None:
+    conf = _write(tmp_path / "config.yaml", "base: &b\n  key: 1\nold: *b\n")
+    result = run(*ISOLATE, "--flink-version", "1.20", str(conf))
+    (old_line,) = [line for line in result.stdout.splitlines() if "FTZ901" in line]
+    assert old_line.endswith("(--fix cannot write this: 'old.key' is defined through a YAML alias)")
+    assert "fixable" not in result.stdout
+
+
+def test_a_key_of_a_flat_file_or_a_block_mapping_stays_fixable(tmp_path: Path) -> None:
+    for name, text in (("flink-conf.yaml", "old.key: {1}\n"), ("config.yaml", "old:\n  key: 1\nx: {a: 1}\n")):
+        conf = _write(tmp_path / name, text)
+        result = run(*ISOLATE, "--flink-version", "1.20", str(conf))
+        assert "    fix: rename old.key to new.key (fixable with --fix)" in result.stdout, result.stdout
+        assert "cannot write" not in result.stdout
+        conf.unlink()
 
 
 def test_fix_names_the_inferred_version_it_fixed_for(tmp_path: Path) -> None:
