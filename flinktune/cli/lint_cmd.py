@@ -57,6 +57,10 @@ def lint(
     plan: Annotated[Path | None, typer.Option(
         "--plan", metavar="FILE",
         help="Job plan JSON (/jobs/:jobid/plan): the network-buffer check uses the real job graph.")] = None,
+    jobs: Annotated[int | None, typer.Option(
+        "--jobs", "-j", min=1,
+        help="Processes that lint files at once (default: one per CPU when there are many files; "
+             "1: one by one).")] = None,
     output: Annotated[Path | None, Output()] = None,
     verbose: Annotated[bool, Verbose("why, references and the Flink version used.")] = False,
     no_color: Annotated[bool, NoColor()] = False,
@@ -72,7 +76,7 @@ def lint(
         rules=tuple(rules or ()), no_bundled_rules=no_bundled_rules, config=config, baseline=baseline,
         write_baseline=write_baseline, fix=fix, follow_symlinks=follow_symlinks,
         select=tuple(select or ()), ignore=tuple(ignore or ()), parallelism=parallelism, slots=slots,
-        taskmanagers=taskmanagers, exchanges=exchanges, plan=plan, output=output, verbose=verbose,
+        taskmanagers=taskmanagers, exchanges=exchanges, plan=plan, jobs=jobs, output=output, verbose=verbose,
         no_color=no_color, quiet=quiet,
     )
     code = run_lint(args, out=lambda text: typer.echo(text, nl=False),

@@ -56,6 +56,7 @@ class LintArgs(NamedTuple):
     taskmanagers: int | None = None
     exchanges: int | None = None
     plan: Path | None = None
+    jobs: int | None = None
     output: Path | None = None
     verbose: bool = False
     no_color: bool = False
@@ -82,6 +83,8 @@ OPTIONS: Options = {
     "--taskmanagers": ("taskmanagers", "int"),
     "--exchanges": ("exchanges", "int"),
     "--plan": ("plan", "path"),
+    "--jobs": ("jobs", "int"),
+    "-j": ("jobs", "int"),
     "--output": ("output", "path"),
     "-o": ("output", "path"),
     "--verbose": ("verbose", "flag"),
@@ -189,6 +192,7 @@ def _run(args: LintArgs, out: Callable[[str], None], err: Callable[[str], None])
         follow_symlinks=args.follow_symlinks,
         env=env,
         fix=args.fix,
+        jobs=args.jobs,
     )
     # --quiet: errors only on stderr; the notes below go to ``note``, which drops them.
     note_line = (lambda _line: None) if args.quiet else err

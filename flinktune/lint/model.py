@@ -70,7 +70,7 @@ class LintOptions(Record):
 
     __slots__ = _fields = ("flink_version", "project_flink_version", "select", "ignore", "severity_overrides",
                            "rule_dirs", "bundled_rules", "baseline", "follow_symlinks", "env", "fix",
-                           "max_file_bytes", "completeness", "plan", "plan_source")
+                           "max_file_bytes", "completeness", "plan", "plan_source", "jobs")
     flink_version: FlinkVersion | None               # --flink-version (wins over everything)
     project_flink_version: FlinkVersion | None       # from the project config
     select: tuple[str, ...]
@@ -86,6 +86,7 @@ class LintOptions(Record):
     completeness: str | None                         # project: complete | overlay (None: from each file)
     plan: dict[str, object] | None                   # --plan: the job graph (/jobs/:jobid/plan JSON)
     plan_source: str | None                          # its file
+    jobs: int | None                                 # --jobs: processes that lint files (None: the CPUs)
 
     def __init__(self, flink_version: FlinkVersion | None = None,
                  project_flink_version: FlinkVersion | None = None, select: tuple[str, ...] = (),
@@ -94,10 +95,11 @@ class LintOptions(Record):
                  bundled_rules: bool = True, baseline: Path | None = None, follow_symlinks: bool = False,
                  env: tuple[tuple[str, int], ...] = (), fix: bool = False,
                  max_file_bytes: int = 8 * 1024 * 1024, completeness: str | None = None,
-                 plan: dict[str, object] | None = None, plan_source: str | None = None) -> None:
+                 plan: dict[str, object] | None = None, plan_source: str | None = None,
+                 jobs: int | None = None) -> None:
         _store(self, (flink_version, project_flink_version, select, ignore, severity_overrides, rule_dirs,
                       bundled_rules, baseline, follow_symlinks, env, fix, max_file_bytes, completeness, plan,
-                      plan_source))
+                      plan_source, jobs))
 
 
 class LintResult(Record):

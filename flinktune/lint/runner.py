@@ -34,7 +34,8 @@ class _FileOutcome:
     documents: list[tuple[ConfigDocument, list[Finding]]]
     versions: list[FileVersion]
     kept: list[Finding]  # selected, severity-overridden
-    suppressed: set[int]  # id() of raw findings silenced
+    suppressed: list[Finding]  # the raw findings silenced (objects of ``documents``: a worker's pickle
+    #                            keeps them the same objects, where their id() would change)
     suppressed_count: int
     read_ok: bool
 
@@ -44,7 +45,7 @@ class _FileOutcome:
         self.documents = []
         self.versions = []
         self.kept = []
-        self.suppressed = set()
+        self.suppressed = []
         self.suppressed_count = 0
         self.read_ok = read_ok
 
@@ -388,7 +389,7 @@ def _lint_documents(outcome: _FileOutcome, documents: list[ConfigDocument], text
         outcome.documents.append((document, found))
         raw_all.extend(found)
     result = apply_suppressions(raw_all, directives, path)
-    outcome.suppressed = {id(f) for f in result.suppressed}
+    outcome.suppressed = list(result.suppressed)
     outcome.suppressed_count = len(result.suppressed)
     outcome.kept = select_findings(
         [*result.kept, *result.unused], options.select, options.ignore, options.severity_overrides,
@@ -409,12 +410,13 @@ def _fix_file(outcome: _FileOutcome, options: LintOptions
 
     applied: list[Change] = []
     plans: list[tuple[ConfigDocument, list[Change]]] = []
+    suppressed = {id(finding) for finding in outcome.suppressed}
     for document, found in outcome.documents:
         changes: list[Change] = []
         seen: set[tuple[str, str]] = set()
         for finding in found:
             fix = finding.fix
-            if (fix is None or not writable((fix,), unsafe=False) or id(finding) in outcome.suppressed
+            if (fix is None or not writable((fix,), unsafe=False) or id(finding) in suppressed
                     or not is_selected(finding.code, options.select, options.ignore)):
                 continue
             if (fix.action, fix.key) in seen:
@@ -598,7 +600,7 @@ def _lint_processes(run: _DeploymentRun, ruleset: Any, options: LintOptions) -> 
         text = _text_for_directives(path)
         directives = parse_directives(text) if text else Directives()
         result = apply_suppressions(found, directives, path)
-        outcome.suppressed = {id(f) for f in result.suppressed}
+        outcome.suppressed = list(result.suppressed)
         outcome.suppressed_count = len(result.suppressed)
         outcome.kept = select_findings([*result.kept, *result.unused], options.select, options.ignore,
                                        options.severity_overrides)
@@ -632,6 +634,16 @@ def load_ruleset(options: LintOptions) -> Any:
     return load_rules(extra_dirs=tuple(options.rule_dirs), bundled=options.bundled_rules)
 
 
+def _lint_files(files: list[tuple[str, tuple[ConfigDocument, ...]]], ruleset: Any, options: LintOptions,
+                run: _DeploymentRun | None) -> list[_FileOutcome]:
+    """``_lint_file`` over ``files`` (path, its deployment documents), on several CPUs when there are
+    many (flinktune.lint.workers); --fix writes files, so it lints them here, one by one."""
+    from flinktune.lint.workers import map_in_workers, worker_count
+
+    workers = 1 if options.fix else worker_count(len(files), options.jobs)
+    return map_in_workers(lambda item: _lint_file(item[0], ruleset, options, run, item[1]), files, workers)
+
+
 def lint_paths(arguments: list[str] | tuple[str, ...], options: LintOptions | None = None, *,
                ruleset: Any = None) -> LintResult:
     """Lint files, folders and globs. Raises only for problems that stop the whole run
@@ -648,7 +660,8 @@ def lint_paths(arguments: list[str] | tuple[str, ...], options: LintOptions | No
     problems: list[InputProblem] = list(expanded.problems)
     run = _deployment_run(expanded, options)
     extra = _documents_by_file(run)
-    outcomes = [_lint_file(path, ruleset, options, run, extra.pop(_key(path), ())) for path in expanded.files]
+    outcomes = _lint_files([(path, extra.pop(_key(path), ())) for path in expanded.files], ruleset, options,
+                           run)
     outcomes += [_lint_file(path, ruleset, options, run, docs) for path, docs in _first_paths(extra)]
     if run is not None:
         linted = {_key(outcome.path) for outcome in outcomes}
