@@ -641,7 +641,18 @@ def _lint_files(files: list[tuple[str, tuple[ConfigDocument, ...]]], ruleset: An
     from flinktune.lint.workers import map_in_workers, worker_count
 
     workers = 1 if options.fix else worker_count(len(files), options.jobs)
-    return map_in_workers(lambda item: _lint_file(item[0], ruleset, options, run, item[1]), files, workers)
+    if workers == 1:
+        return [_lint_file(path, ruleset, options, run, extra) for path, extra in files]
+    return map_in_workers(
+        lambda item: _without_documents(_lint_file(item[0], ruleset, options, run, item[1])), files, workers)
+
+
+def _without_documents(outcome: _FileOutcome) -> _FileOutcome:
+    """The outcome without what only --fix reads (the documents and their raw findings): most of what a
+    worker would otherwise pickle."""
+    outcome.documents = []
+    outcome.suppressed = []
+    return outcome
 
 
 def lint_paths(arguments: list[str] | tuple[str, ...], options: LintOptions | None = None, *,
