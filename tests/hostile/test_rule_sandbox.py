@@ -311,6 +311,12 @@ def test_no_module_can_execute_text_or_construct_objects_from_yaml() -> None:
     import ast
 
     root = Path(__file__).resolve().parents[2] / "flinktune"
+    # Each exception says why no outside input can reach the call.
+    allowed = {
+        # The lint workers' results: bytes from a pipe this process made to its own fork, which no other
+        # process reads or writes (flinktune/lint/workers.py).
+        "lint/workers.py: pickle.loads()",
+    }
     offenders = []
     for path in sorted(root.rglob("*.py")):
         tree = ast.parse(path.read_text(encoding="utf-8"))
@@ -332,7 +338,9 @@ def test_no_module_can_execute_text_or_construct_objects_from_yaml() -> None:
                 text = ast.unparse(loader) if loader is not None else ""
                 if "Safe" not in text and text not in ("loader", "_SAFE_LOADER", "FlinkYamlLoader"):
                     offenders.append(f"{where}: yaml.{name}(Loader={text or 'missing'})")
-    assert offenders == []
+    assert [o for o in offenders if o.split(":", 1)[0] + ":" + o.split(":", 2)[2] not in allowed] == []
+    # The exceptions are still there (a stale one would let the next call of the same kind in unseen).
+    assert {o.split(":", 1)[0] + ":" + o.split(":", 2)[2] for o in offenders} == allowed
 
 
 def test_flinktune_error_family_is_what_loading_raises(tmp_path: Path) -> None:
