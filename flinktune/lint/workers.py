@@ -2,8 +2,9 @@
 
 A lint of a repository's configs is a fresh process per CI job; its files are independent, so on a
 machine with several CPUs they are shared out as flake8 and pylint do. The workers are forks of the
-process that has already loaded the rules and the catalog (nothing is imported or parsed again), and
-each sends its results back through a pipe, pickled. The calling process lints a share itself.
+process after it has loaded the rules and linted the first files (what that loaded is not loaded
+again), and each sends its results back through a pipe, pickled. The calling process lints a share
+itself.
 
 Used only where a fork is safe and cheap: Linux, one thread in the process (a fork copies no other
 thread, so a lock one of them holds would never be released in the child), and enough files to pay
