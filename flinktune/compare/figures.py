@@ -49,12 +49,15 @@ IDLE = Figure("idle", "idle (mean of subtasks)", "share", NEITHER, 0.05, False, 
 OUT_POOL = Figure("out_pool", "output pool usage", "usage", LOWER, 0.05, False, family="out_pool")
 IN_POOL = Figure("in_pool", "input pool usage (remote)", "usage", LOWER, 0.05, False, family="in_pool")
 SKEW = Figure("skew", "records-in skew (max/mean)", "ratio", LOWER, 0.1, False, family="rate")
+# 20%: the same no-op pair's median checkpoint duration differed by +11% (3.01 s -> 3.33 s, interval
+# +4.9% .. +16.7%) in another run: under back pressure a checkpoint waits for buffers to drain, which
+# moves with the machine's load; the 10% floor called it "worse".
 CHECKPOINT_DURATION = Figure(
     "checkpoint_duration",
     "checkpoint duration (median)",
     "s",
     LOWER,
-    0.10,
+    0.20,
     True,
     log=True,
     family="checkpoint_duration",
