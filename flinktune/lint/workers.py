@@ -88,7 +88,7 @@ def map_in_workers(func: Callable[[T], R], items: Sequence[T], workers: int) -> 
                 here += share
                 continue
             if pid == 0:                                  # the worker: never returns
-                _work(func, items, share, read_fd, write_fd, pickle.dumps)
+                _work(func, items, share, read_fd, write_fd)
             os.close(write_fd)
             children.append((pid, read_fd, share))
         for index in here:
@@ -123,8 +123,9 @@ def map_in_workers(func: Callable[[T], R], items: Sequence[T], workers: int) -> 
                     os.close(read_fd)
 
 
-def _work(func: Callable[[T], R], items: Sequence[T], share: list[int], read_fd: int, write_fd: int,
-          dumps: Callable[..., bytes]) -> None:
+def _work(func: Callable[[T], R], items: Sequence[T], share: list[int], read_fd: int, write_fd: int) -> None:
+    import pickle  # already loaded by the caller, before the fork
+
     code = 1
     try:
         # The caller's handlers print the one "interrupted" line and stop children: not a worker's
@@ -132,7 +133,7 @@ def _work(func: Callable[[T], R], items: Sequence[T], share: list[int], read_fd:
         signal.signal(signal.SIGINT, signal.SIG_DFL)
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
         os.close(read_fd)
-        data = dumps([func(items[index]) for index in share], protocol=5)
+        data = pickle.dumps([func(items[index]) for index in share], protocol=5)
         view = memoryview(data)
         while view:
             view = view[os.write(write_fd, view):]
