@@ -183,9 +183,17 @@ class _GatewayPopen(subprocess.Popen):  # type: ignore[type-arg]
         try:
             super().__init__(*args, **kwargs)
         except BaseException:
-            if private is not None:
+            # A signal after the fork, while Popen waits for the exec to succeed, raises here with
+            # the child running (SIGTERM 0.6 s into `analyze`: a JVM and its folder left behind).
+            # Such a child is recorded like any other, so stop_started_processes ends it.
+            if getattr(self, "pid", None) is not None and self.returncode is None:
+                self._record(private)
+            elif private is not None:
                 shutil.rmtree(private, ignore_errors=True)
             raise
+        self._record(private)
+
+    def _record(self, private: str | None) -> None:
         _started.append(self)
         if private is not None:
             _local_dirs[self.pid] = private

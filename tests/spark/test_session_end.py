@@ -4,6 +4,7 @@ lost, with every file it made inside its own folder; otherwise on its own after 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -69,3 +70,52 @@ def test_the_jvm_keeps_its_files_in_its_own_folder_and_ends_at_once(tmp_path: Pa
     assert any(name.startswith("spark-") for name in seen["made"]), seen["made"]
     assert not seen["alive"]
     assert list(base.iterdir()) == []
+
+
+def _with_marker(marker: str) -> list[int]:
+    pids = []
+    for entry in Path("/proc").iterdir():
+        try:
+            if entry.name.isdigit() and marker.encode() in (entry / "environ").read_bytes():
+                pids.append(int(entry.name))
+        except OSError:
+            continue
+    return pids
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_a_signal_while_popen_waits_for_the_exec_loses_no_child(tmp_path: Path, monkeypatch) -> None:
+    """Popen forks, then reads a pipe until the exec has happened; a Ctrl-C or SIGTERM in that read
+    raises out of Popen with the child running and no Popen handed back. The gateway is recorded
+    anyway, so stop_started_processes ends it and removes its folder (seen: SIGTERM 0.6 s into
+    `analyze` left the JVM and its spark folder, one CI run in several)."""
+    marker = f"FLINKTUNE_TEST_MARKER={tmp_path}"
+    real_read = os.read
+    raised: list[int] = []
+
+    def read_interrupted(fd: int, n: int) -> bytes:
+        if not raised:
+            raised.append(fd)
+            raise KeyboardInterrupt  # what the CLI's handlers raise for Ctrl-C and SIGTERM
+        return real_read(fd, n)
+
+    env = dict(os.environ, FLINKTUNE_TEST_MARKER=str(tmp_path))
+    monkeypatch.setattr(os, "read", read_interrupted)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            session._GatewayPopen(["sleep", "60"], env=env, local_base=str(tmp_path), stdin=subprocess.PIPE)
+        monkeypatch.undo()
+        assert raised, "Popen did not wait for the exec"
+        mine = [p for p in session._started if p.args == ["sleep", "60"]]
+        assert len(mine) == 1, "the child forked before the signal was not recorded"
+        private = session._local_dirs[mine[0].pid]
+        assert Path(private).parent == tmp_path and Path(private).is_dir()
+        session.stop_started_processes()
+        assert mine[0].returncode is not None
+        assert not Path(private).exists()
+        assert _with_marker(marker) == []
+    finally:
+        monkeypatch.undo()
+        for pid in _with_marker(marker):
+            with contextlib.suppress(OSError):
+                os.kill(pid, 9)
