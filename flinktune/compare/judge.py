@@ -540,6 +540,7 @@ def compare_runs(
             f"no checkpoint statistics for {' and '.join(missing)} (no checkpoints.json beside the dump: "
             "collect writes it for jobs that checkpoint)"
         )
+    notes += [n for n in (_checkpoints_settling(r) for r in (before, after)) if n]
     comparison = Comparison(
         before=info_b,
         after=info_a,
@@ -561,6 +562,32 @@ def compare_runs(
     from flinktune.record import replace
 
     return replace(comparison, verdict=verdict, headline=headline(comparison, verdict))
+
+
+def _checkpoints_settling(run: Run) -> str | None:
+    """A note when a side's first checkpoints after the warm-up still belong to the start-up (under
+    back pressure an aligned checkpoint waits for the in-flight buffers, which fill for a while
+    after a start: on real Flink 4, 7 and 12 s before a steady 15 s). They stay in the figure, as
+    the warm-up asked; the note says what a longer warm-up would leave out."""
+    if run.checkpoints is None or not run.job.window_ms:
+        return None
+    start_ms = run.job.window_ms[0]
+    done = run.checkpoints.completed_between(*run.job.window_ms, started_inside=True)
+    seconds = np.array([(c.duration_ms or 0.0) / 1000.0 for c in done])
+    lead = stats.leading_transient(np.log(np.maximum(seconds, 1e-3)))
+    if lead == 0:
+        return None
+    steady = done[lead]
+    steady_ms = steady.trigger_ms if steady.trigger_ms is not None else start_ms
+    head = ", ".join(f"{x:.3g} s" for x in seconds[:lead])
+    rest = seconds[lead:]
+    which, lies, them = ("checkpoint", "lies", "it") if lead == 1 else (f"{lead} checkpoints", "lie", "them")
+    return (
+        f"{run.label.upper()}'s first {which} after the warm-up ({head}) {lies} far outside the "
+        f"{rest.min():.3g}-{rest.max():.3g} s of the {len(rest)} after {them}: its checkpoints were "
+        f"still settling; a --warmup about {math.ceil(max(0, steady_ms - start_ms) / 1000.0)} s "
+        "longer judges the steady ones only"
+    )
 
 
 def _missing(c: _Candidate, samples: tuple[int, int]) -> str:

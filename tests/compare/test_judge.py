@@ -85,32 +85,57 @@ def test_known_deltas_are_called_in_the_right_direction() -> None:
     assert comparison.headline.startswith("MIXED: throughput worse -50%")
 
 
-def test_checkpoints_started_in_the_warm_up_are_not_counted() -> None:
-    """Real Flink, the slow-sink closed loop on a CI machine: BEFORE's checkpoints ramp 5, 9, 14, 15.7 s
-    while buffers fill, and the ones that straddled the warm-up's end turned a 15 s -> 3 s change into
-    an interval too wide to judge. Counted from their trigger, only the settled ones remain."""
+def _with_log(run, durations_s: list[float], first_trigger_ms: int):  # type: ignore[no-untyped-def]
+    """``run`` with checkpoints of these durations, each triggered 50 ms after the last completed."""
     import dataclasses
 
     from flinktune.analysis.checkpoints import Checkpoint, CheckpointLog
 
-    def with_log(run, durations_s: list[float], first_trigger_ms: int):  # type: ignore[no-untyped-def]
-        checkpoints, trigger = [], first_trigger_ms
-        for i, d in enumerate(durations_s):
-            checkpoints.append(Checkpoint(i + 1, "COMPLETED", False, trigger, trigger + int(d * 1000),
-                                          d * 1000, 1e6, 1e6))
-            trigger += int(d * 1000) + 50
-        return dataclasses.replace(run, checkpoints=CheckpointLog("j", "job", "rest", tuple(checkpoints)))
+    checkpoints, trigger = [], first_trigger_ms
+    for i, d in enumerate(durations_s):
+        checkpoints.append(Checkpoint(i + 1, "COMPLETED", False, trigger, trigger + int(d * 1000),
+                                      d * 1000, 1e6, 1e6))
+        trigger += int(d * 1000) + 50
+    return dataclasses.replace(run, checkpoints=CheckpointLog("j", "job", "rest", tuple(checkpoints)))
 
+
+def test_checkpoints_started_in_the_warm_up_are_not_counted() -> None:
+    """Real Flink, the slow-sink closed loop on a CI machine: BEFORE's checkpoints ramp 5, 9, 14, 15.7 s
+    while buffers fill, and the ones that straddled the warm-up's end turned a 15 s -> 3 s change into
+    an interval too wide to judge. Counted from their trigger, only the settled ones remain."""
     before, after = _job(20), _job(21, label="after")
     start_ms = before.job.window_ms[0]
     # The first two start before the window (the warm-up); the second completes inside it. Counted by
     # completion, the four make a trend whose interval says nothing (-100% .. +4e20%): no change.
-    before = with_log(before, [5.1, 8.7, 14.2, 15.7, 15.7], start_ms - 6_000)
-    after = with_log(after, [3.0, 2.9, 3.1, 2.9, 3.0, 2.8, 3.0], after.job.window_ms[0])
+    before = _with_log(before, [5.1, 8.7, 14.2, 15.7, 15.7], start_ms - 6_000)
+    after = _with_log(after, [3.0, 2.9, 3.1, 2.9, 3.0, 2.8, 3.0], after.job.window_ms[0])
     comparison = compare_runs(before, after)
     duration = _by_name(comparison, None, "checkpoint_duration")
     assert comparison.before.checkpoints == 3 and duration.before == pytest.approx(15.7)
     assert duration.verdict == fg.BETTER and duration.high < 0, duration
+
+
+def test_checkpoints_still_settling_after_the_warm_up_are_named_with_the_warm_up_that_skips_them() -> None:
+    """Real Flink, the slow-sink closed loop on a CI machine: the job started late after its collection
+    began, and BEFORE's window held two start-up checkpoints. With six checkpoints the trend is all
+    the interval sees (14.4 s -> 2.95 s called no measurable change, interval -100% .. +24,000%):
+    compare keeps them, as the warm-up asked, and says which they are and how much longer a
+    warm-up leaves them out (their triggers: the window's start and 5.35 s later; the first
+    steady one 14.8 s after the start)."""
+    before, after = _job(22), _job(23, label="after")
+    # (the sixth completes after the window ends: not counted)
+    before = _with_log(before, [5.3, 9.4, 14.3, 14.4, 14.5, 14.6], before.job.window_ms[0])
+    after = _with_log(after, [3.0, 2.9, 3.1, 2.9, 3.0, 2.8, 3.0, 2.9], after.job.window_ms[0])
+    comparison = compare_runs(before, after)
+    settling = [n for n in comparison.notes if "settling" in n]
+    assert settling == [
+        "BEFORE's first 2 checkpoints after the warm-up (5.3 s, 9.4 s) lie far outside the 14.3-14.5 s of "
+        "the 3 after them: its checkpoints were still settling; a --warmup about 15 s longer judges the "
+        "steady ones only"
+    ], comparison.notes
+    # Steady checkpoints, and noise about a level, get no such note.
+    steady = compare_runs(_with_log(_job(22), [14.3, 14.4, 14.5, 14.6], _job(22).job.window_ms[0]), after)
+    assert not [n for n in steady.notes if "settling" in n], steady.notes
 
 
 def test_a_change_below_the_floor_is_not_called() -> None:

@@ -128,3 +128,20 @@ def test_batch_slices_drop_the_oldest_windows() -> None:
     assert stats.batch_slices(7, 2) == [slice(1, 3), slice(3, 5), slice(5, 7)]
     assert stats.batch_slices(3, 5) == [slice(0, 3)]
     assert math.isnan(stats.Side(np.array([1.0]), 1, 1.0).variance_of_mean)
+
+
+def test_a_start_up_transient_is_found_and_noise_rarely_looks_like_one() -> None:
+    # Real Flink 1.20, the slow-sink closed loop: checkpoints 4.3, 6.6, 11.5 s while the buffers fill,
+    # then a steady ~15 s; with debloating 3.7, 6.2, 3.7 s before a steady ~3 s.
+    ramp = np.log([4.3, 6.6, 11.5, 15.0, 14.7, 14.8, 14.5, 14.5, 14.8])
+    assert stats.leading_transient(ramp) == 3
+    assert stats.leading_transient(np.log([3.7, 6.2, 3.7, 3.0, 3.0, 2.9, 3.0, 2.9, 2.9])) == 3
+    assert stats.leading_transient(np.log([11.5, 15.0, 14.7, 14.8, 14.5, 14.5])) == 1
+    assert stats.leading_transient(np.log([14.68, 14.8, 14.54, 14.49, 14.75])) == 0
+    # Up, then down: not one transient.
+    assert stats.leading_transient(np.log([0.9, 2.8, 4.7, 5.0, 3.2, 3.1, 2.8, 2.9, 2.9, 3.1, 3.2])) == 0
+    assert stats.leading_transient(np.array([1.0, 2.0])) == 0  # too few to leave three
+    rng = np.random.default_rng(7)
+    for n, most in ((4, 0.04), (6, 0.012), (10, 0.002)):
+        fired = np.mean([stats.leading_transient(rng.normal(size=n)) > 0 for _ in range(4000)])
+        assert fired <= most, (n, fired)
