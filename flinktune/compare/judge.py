@@ -583,7 +583,7 @@ def _checkpoints_settling(run: Run) -> str | None:
     rest = seconds[lead:]
     which, lies, them = ("checkpoint", "lies", "it") if lead == 1 else (f"{lead} checkpoints", "lie", "them")
     return (
-        f"{run.label.upper()}'s first {which} after the warm-up ({head}) {lies} far outside the "
+        f"{run.label.upper()}'s first {which} after the warm-up ({head}) {lies} well outside the "
         f"{rest.min():.3g}-{rest.max():.3g} s of the {len(rest)} after {them}: its checkpoints were "
         f"still settling; a --warmup about {math.ceil(max(0, steady_ms - start_ms) / 1000.0)} s "
         "longer judges the steady ones only"

@@ -129,7 +129,7 @@ def test_checkpoints_still_settling_after_the_warm_up_are_named_with_the_warm_up
     comparison = compare_runs(before, after)
     settling = [n for n in comparison.notes if "settling" in n]
     assert settling == [
-        "BEFORE's first 2 checkpoints after the warm-up (5.3 s, 9.4 s) lie far outside the 14.3-14.5 s of "
+        "BEFORE's first 2 checkpoints after the warm-up (5.3 s, 9.4 s) lie well outside the 14.3-14.5 s of "
         "the 3 after them: its checkpoints were still settling; a --warmup about 15 s longer judges the "
         "steady ones only"
     ], comparison.notes
