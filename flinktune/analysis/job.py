@@ -104,6 +104,10 @@ def parse_warmup(text: str) -> tuple[float, int | None]:
         if not 0 <= frac < 1:
             raise UsageError(f"--warmup {text}: a share must be below 100%")
         return frac, None
+    if re.fullmatch(r"\d+(?:\.\d+)?", t) and float(t) != 0:
+        # Flink's durations read a bare number as milliseconds: `--warmup 20` would skip 20 ms, where
+        # the user meant 20 s or 20%.
+        raise UsageError(f"--warmup {text}: give a unit: {t}s for seconds, {t}% for a share of each run")
     from flinktune.units import parse_duration
 
     try:

@@ -23,9 +23,16 @@ def value_text(value: float | None, unit: str) -> str:
     return f"{value:.3g} {unit}".strip()
 
 
+# A relative bound beyond this says only "no upper limit" (an interval from two or three batches can
+# reach +1e33%); its digits would only be noise in the table.
+RELATIVE_SHOWN_MAX = 99.99  # +9,999%
+
+
 def _signed(x: float, unit: str, relative: bool) -> str:
     if relative:
-        return f"{x:+.0%}" if abs(x) >= 0.01 else f"{x:+.1%}"
+        if x > RELATIVE_SHOWN_MAX:
+            return f">{RELATIVE_SHOWN_MAX:+,.0%}"
+        return f"{x:+,.0%}" if abs(x) >= 0.01 else f"{x:+.1%}"
     if unit in ("share", "usage"):
         return f"{x * 100:+.1f} pp"
     if unit == "ratio":

@@ -50,6 +50,11 @@ def test_warmup_forms() -> None:
     assert parse_warmup("10%") == (0.10, None)
     assert parse_warmup("30s") == (0.0, 30_000)
     assert parse_warmup("0%") == (0.0, None)
+    assert parse_warmup("0") == (0.0, 0)
     for bad in ("100%", "soon", "-5s"):
         with pytest.raises(UsageError):
             parse_warmup(bad)
+    # A bare number: Flink's durations would read it as milliseconds, which nobody means here.
+    for bare in ("20", "7.5"):
+        with pytest.raises(UsageError, match=f"give a unit: {bare}s for seconds, {bare}% for a share"):
+            parse_warmup(bare)

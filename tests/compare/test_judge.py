@@ -297,3 +297,19 @@ def test_predictions_are_shown_against_the_measurement() -> None:
     assert off[0].verdict.startswith("off by")
     no_debloat = expected.predictions({"barrier_wait_s": {"before": 4.1, "after": 3.0}}, comparison.job)
     assert no_debloat[0].verdict == "lower bound holds"
+
+
+def test_an_interval_without_an_upper_limit_reads_as_one() -> None:
+    """From two batches a side a relative interval can reach +1e33% (a CI run of the closed loop);
+    the table says "no upper limit", not 34 digits. Below it, thousands separators."""
+    import dataclasses
+
+    from flinktune.compare.text import delta_text
+
+    before, after = _job(22), _job(23, label="after")
+    before = _with_log(before, [5.3, 9.4, 14.3, 14.4, 14.5, 14.6], before.job.window_ms[0])
+    after = _with_log(after, [3.0, 2.9, 3.1, 2.9, 3.0, 2.8, 3.0, 2.9], after.job.window_ms[0])
+    duration = _by_name(compare_runs(before, after), None, "checkpoint_duration")
+    wide = dataclasses.replace(duration, delta=-0.76, low=-0.99999, high=1.06e31)
+    assert delta_text(wide) == "-76% [-100%, >+9,999%]"
+    assert delta_text(dataclasses.replace(wide, high=12.34)) == "-76% [-100%, +1,234%]"
