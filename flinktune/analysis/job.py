@@ -107,7 +107,7 @@ def parse_warmup(text: str) -> tuple[float, int | None]:
     if re.fullmatch(r"\d+(?:\.\d+)?", t) and float(t) != 0:
         # Flink's durations read a bare number as milliseconds: `--warmup 20` would skip 20 ms, where
         # the user meant 20 s or 20%.
-        raise UsageError(f"--warmup {text}: give a unit: {t}s for seconds, {t}% for a share of each run")
+        raise UsageError(f"--warmup: '{text}' has no unit; write {t}s or {t}% (a share of each run)")
     from flinktune.units import parse_duration
 
     try:

@@ -142,7 +142,7 @@ def test_bad_flags_are_exit_2(tmp_path) -> None:  # type: ignore[no-untyped-def]
         (["--format", "xml"], "--format"),
         (["--since", "yesterday"], "--since"),
         (["--warmup", "150%"], "--warmup"),
-        (["--warmup", "20"], "--warmup 20: give a unit"),
+        (["--warmup", "20"], "--warmup: '20' has no unit; write 20s or 20%"),
         (["--conf", "novalue"], "--conf"),
     ):
         result = CliRunner().invoke(app, ["analyze", str(p), "--no-progress", *flags])

@@ -56,5 +56,5 @@ def test_warmup_forms() -> None:
             parse_warmup(bad)
     # A bare number: Flink's durations would read it as milliseconds, which nobody means here.
     for bare in ("20", "7.5"):
-        with pytest.raises(UsageError, match=f"give a unit: {bare}s for seconds, {bare}% for a share"):
+        with pytest.raises(UsageError, match=f"'{bare}' has no unit; write {bare}s or {bare}%"):
             parse_warmup(bare)
