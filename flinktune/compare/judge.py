@@ -578,7 +578,9 @@ def _checkpoints_settling(run: Run) -> str | None:
     if lead == 0:
         return None
     steady = done[lead]
-    steady_ms = steady.trigger_ms if steady.trigger_ms is not None else start_ms
+    # From Prometheus a checkpoint has no trigger time: its start is its completion less its duration.
+    steady_ms = steady.trigger_ms if steady.trigger_ms is not None else (
+        (steady.ack_ms or start_ms) - (steady.duration_ms or 0.0))
     head = ", ".join(f"{x:.3g} s" for x in seconds[:lead])
     rest = seconds[lead:]
     which, lies, them = ("checkpoint", "lies", "it") if lead == 1 else (f"{lead} checkpoints", "lie", "them")

@@ -133,6 +133,13 @@ def test_checkpoints_still_settling_after_the_warm_up_are_named_with_the_warm_up
         "the 3 after them: its checkpoints were still settling; a --warmup about 15 s longer judges the "
         "steady ones only"
     ], comparison.notes
+    # From Prometheus checkpoints carry no trigger time: their start is completion less duration.
+    import dataclasses
+
+    untimed = dataclasses.replace(before, checkpoints=dataclasses.replace(
+        before.checkpoints,
+        checkpoints=tuple(dataclasses.replace(c, trigger_ms=None) for c in before.checkpoints.checkpoints)))
+    assert [n for n in compare_runs(untimed, after).notes if "settling" in n] == settling
     # Steady checkpoints, and noise about a level, get no such note.
     steady = compare_runs(_with_log(_job(22), [14.3, 14.4, 14.5, 14.6], _job(22).job.window_ms[0]), after)
     assert not [n for n in steady.notes if "settling" in n], steady.notes
