@@ -61,6 +61,16 @@ class Checkpoint:
     checkpointed_size_bytes: float | None  # what this checkpoint persisted (incremental)
     unaligned: bool | None = None
 
+    @property
+    def started_ms(self) -> float | None:
+        """When its barriers were injected: the trigger, else (from Prometheus, which has no trigger
+        time) its completion less its duration."""
+        if self.trigger_ms is not None:
+            return self.trigger_ms
+        if self.ack_ms is not None and self.duration_ms is not None:
+            return self.ack_ms - self.duration_ms
+        return None
+
 
 @dataclass(frozen=True)
 class CheckpointCounts:
@@ -97,8 +107,8 @@ class CheckpointLog:
             if (start_ms is not None and done < start_ms) or (end_ms is not None and done > end_ms):
                 continue
             if started_inside and start_ms is not None:
-                started = c.trigger_ms if c.trigger_ms is not None else done - c.duration_ms
-                if started < start_ms:
+                started = c.started_ms
+                if started is not None and started < start_ms:
                     continue
             out.append((done, c))
         return tuple(c for _done, c in sorted(out, key=lambda pair: (pair[0], pair[1].id or 0)))

@@ -577,10 +577,7 @@ def _checkpoints_settling(run: Run) -> str | None:
     lead = stats.leading_transient(np.log(np.maximum(seconds, 1e-3)))
     if lead == 0:
         return None
-    steady = done[lead]
-    # From Prometheus a checkpoint has no trigger time: its start is its completion less its duration.
-    steady_ms = steady.trigger_ms if steady.trigger_ms is not None else (
-        (steady.ack_ms or start_ms) - (steady.duration_ms or 0.0))
+    steady_ms = done[lead].started_ms or start_ms
     head = ", ".join(f"{x:.3g} s" for x in seconds[:lead])
     rest = seconds[lead:]
     which, lies, them = ("checkpoint", "lies", "it") if lead == 1 else (f"{lead} checkpoints", "lie", "them")
