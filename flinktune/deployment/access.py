@@ -225,10 +225,22 @@ def resolve_host(deployment: Deployment, name: str, near: Process | None) -> dic
 
 
 def in_cluster(deployment: Deployment, near: Process | None) -> tuple[Process, ...]:
+    """The JobManagers and TaskManagers that form one cluster with ``near``: of the same folder and
+    platform; for the operator, of the same FlinkDeployment (each is a cluster of its own); for plain
+    Kubernetes workloads, of the same namespace where both name one."""
     if near is None:
         return ()
-    return tuple(p for p in deployment.processes if p.group == near.group and p.role in ("jobmanager",
-                                                                                         "taskmanager"))
+
+    def together(p: Process) -> bool:
+        if p.group != near.group or p.platform != near.platform:
+            return False
+        if p.platform == "operator":
+            return p.where.file == near.where.file and p.name.split("/")[0] == near.name.split("/")[0]
+        if p.platform == "kubernetes":
+            return p.namespace is None or near.namespace is None or p.namespace == near.namespace
+        return True
+
+    return tuple(p for p in deployment.processes if p.role in ("jobmanager", "taskmanager") and together(p))
 
 
 __all__ = ["deployment_map", "find_process", "in_cluster", "local_path", "mount_at", "placement_map",

@@ -102,9 +102,17 @@ class Placement(Record):
 
 
 def _configmap_matches(deployment: Deployment, process: Process, name: str, file: str) -> bool:
-    """The ConfigMap ``name`` a process mounts is the one in ``file``: among the ConfigMaps of that name,
-    the ones nearest to the process's manifest (same folder, else the closest folder above) count."""
-    candidates = [cm_file for cm_name, _ns, cm_file in deployment.configmaps if cm_name == name]
+    """The ConfigMap ``name`` a process mounts is the one in ``file``: among the ConfigMaps of that name
+    in the process's namespace, the ones nearest to the process's manifest (same folder, else the closest
+    folder above) count. A pod mounts only a ConfigMap of its own namespace: where the pod's manifest and
+    a ConfigMap both name one they must agree, and when some ConfigMap of that name is declared in the
+    pod's namespace, one that names none (it lands wherever ``kubectl apply`` puts it) is not the one."""
+    named = [(cm_ns, cm_file) for cm_name, cm_ns, cm_file in deployment.configmaps if cm_name == name]
+    if process.namespace is not None:
+        declared = [cm_file for cm_ns, cm_file in named if cm_ns == process.namespace]
+        candidates = declared or [cm_file for cm_ns, cm_file in named if cm_ns is None]
+    else:
+        candidates = [cm_file for _ns, cm_file in named]
     if not candidates:
         return False
     folder = os.path.dirname(os.path.abspath(process.where.file))

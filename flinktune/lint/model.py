@@ -53,16 +53,19 @@ class RuleInfo(Record):
 class FileVersion(Record):
     """Which Flink version a document was checked against, and why."""
 
-    __slots__ = _fields = ("file", "version", "source", "document", "detail")
+    __slots__ = _fields = ("file", "version", "source", "document", "detail", "held")
     file: str
     version: FlinkVersion
     source: str          # flag | comment | file | project | inferred | config.yaml | default
     document: str | None
     detail: str          # what in the file said it ("spec.flinkVersion", "image flink:1.18", the keys)
+    # Deprecations not reported as findings at the default version (runner._held_deprecations): (line,
+    # key, new key or None, the first release they hold for), in file order.
+    held: tuple[tuple[int | None, str, str | None, FlinkVersion], ...]
 
     def __init__(self, file: str, version: FlinkVersion, source: str, document: str | None = None,
-                 detail: str = "") -> None:
-        _store(self, (file, version, source, document, detail))
+                 detail: str = "", held: tuple[tuple[int | None, str, str | None, FlinkVersion], ...] = ()) -> None:
+        _store(self, (file, version, source, document, detail, held))
 
 
 class LintOptions(Record):

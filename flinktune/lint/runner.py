@@ -280,6 +280,47 @@ def _dead_rename(finding: Finding, document: ConfigDocument) -> Finding:
     return replace(finding, fix=replace(fix, action="delete", value=None))
 
 
+# The deprecation findings (option catalog): true from the release that deprecated the key on.
+_DEPRECATION_CODES = frozenset({"FTC003", "FTC006"})
+
+
+def _held_deprecations(found: list[Finding], document: ConfigDocument
+                       ) -> tuple[list[Finding], tuple[tuple[int | None, str, str | None, Any], ...]]:
+    """At the default version (nothing names the file's version), the deprecations that hold for fewer
+    than half of the releases the file's content fits (a key 1.20 deprecated, in a flink-conf.yaml that
+    1.13-1.20 all read: one release of eight). For a rename, the releases it is right for are those
+    that read the new key too: on the others the rename would drop the setting. Such findings would be
+    wrong, or unsafe to follow, for most releases the file may be for: they are held back and the
+    report names them in one line. Returns the findings kept and (line, key, new key or None, the
+    first release they hold for) of each one held."""
+    candidates = [f for f in found if f.code in _DEPRECATION_CODES and f.location.key]
+    if not candidates:
+        return found, ()
+    from flinktune.config.catalog import load_catalog
+    from flinktune.situation.version import readable_versions
+
+    catalog = load_catalog()
+    fits = readable_versions(document, catalog)
+    held: dict[int, tuple[int | None, str, str | None, Any]] = {}
+    for finding in candidates:
+        key = finding.location.key
+        since, _ = catalog.deprecation(key)
+        fix = finding.fix
+        renamed = fix.new_key if fix is not None and fix.action == "rename" else None
+        old_readers = set(catalog.versions_with(key))
+        reading = [v for v in fits if v in old_readers]
+        if renamed:
+            new_readers = set(catalog.versions_with(renamed))
+            right = [v for v in reading if v in new_readers]
+        else:
+            right = [v for v in reading if since is not None and since <= v]
+        if reading and 2 * len(right) < len(reading):
+            held[id(finding)] = (finding.location.line, key, renamed, min(right) if right else since)
+    if not held:
+        return found, ()
+    return [f for f in found if id(f) not in held], tuple(held.values())
+
+
 def _rename_breaks(fix: Change | None) -> Any:
     """The newest release that reads a rename's old key but not its new one (the file, whose version
     nobody named, may be for it), or None when the rename is right in every release that reads the key."""
@@ -354,8 +395,6 @@ def _lint_documents(outcome: _FileOutcome, documents: list[ConfigDocument], text
                                                  error.line))
             continue
         version = situation.flink_version
-        outcome.versions.append(FileVersion(path, version, situation.version.source, document.name,
-                                            situation.version.detail or ""))
         try:
             found = list(evaluate_document(ruleset, document, version, env=_env(options),
                                            situation=situation,
@@ -373,6 +412,11 @@ def _lint_documents(outcome: _FileOutcome, documents: list[ConfigDocument], text
                 path, f"internal error while checking ({type(error).__name__}: {error}); "
                       "please report it (FLINKTUNE_DEBUG=1 shows the traceback)"))
             found = []
+        held: tuple[tuple[int | None, str, str | None, Any], ...] = ()
+        if situation.version.source == "default":
+            found, held = _held_deprecations(found, document)
+        outcome.versions.append(FileVersion(path, version, situation.version.source, document.name,
+                                            situation.version.detail or "", held))
         if situation.version.source in ("inferred", "default"):
             source, detail = situation.version.source, situation.version.detail
             found = [_note_version(finding, source, detail, version, ruleset) for finding in found]

@@ -33,7 +33,9 @@ def render_json(result: LintResult, *, tool_version: str = "") -> str:
         "files": list(result.files),
         "versions": [
             {"file": v.file, "document": v.document, "flink_version": str(v.version), "source": v.source,
-             "detail": v.detail}
+             "detail": v.detail,
+             "held_deprecations": [{"line": line, "key": key, "new_key": new_key, "since": str(since)}
+                                   for line, key, new_key, since in v.held]}
             for v in result.versions
         ],
         "findings": [finding_to_dict(f) for f in result.findings],

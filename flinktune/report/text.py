@@ -6,7 +6,7 @@ import unicodedata
 
 from flinktune.change import Applicability
 from flinktune.findings import Finding, Severity
-from flinktune.lint.model import LintResult
+from flinktune.lint.model import FileVersion, LintResult
 
 # Control, format (bidi overrides, zero-width) and line/paragraph separators: shown escaped, so a
 # hostile or broken key cannot reorder or hide text in a terminal or a CI log ("trojan source").
@@ -75,6 +75,25 @@ def _finding_lines(finding: Finding, result: LintResult, color: bool, verbose: b
     return lines
 
 
+def held_lines(fv: FileVersion) -> list[str]:
+    """One line per release for the deprecations held back at the default version
+    (runner._held_deprecations)."""
+    by_release: dict[object, list[str]] = {}
+    for line, key, new_key, since in fv.held:
+        where = f" (line {line})" if line is not None else ""
+        by_release.setdefault(since, []).append(f"{key}{where} -> {new_key}" if new_key else f"{key}{where}")
+    name = f" ({fv.document})" if fv.document else ""
+    out = []
+    for since, keys in by_release.items():
+        many = len(keys) > 1
+        out.append(f"{fv.file}{name}: not reported: {len(keys)} key{'s' if many else ''} deprecated in Flink "
+                   f"{since} ({', '.join(keys)}): {'they hold' if many else 'it holds'} only from Flink {since} "
+                   f"on, and nothing names this file's version (checked against Flink {fv.version}, the "
+                   "default); state it with `# flinktune: flink-version=` or --flink-version to have "
+                   f"{'them' if many else 'it'} reported.")
+    return out
+
+
 def render_text(result: LintResult, *, color: bool = False, verbose: bool = False) -> str:
     out: list[str] = []
     if verbose:
@@ -87,6 +106,7 @@ def render_text(result: LintResult, *, color: bool = False, verbose: bool = Fals
         out.append(visible(f"{where}: fixed {fix.proposed_by}: {fix.describe_done()}"))
     for finding in result.findings:
         out.extend(_finding_lines(finding, result, color, verbose))
+    out.extend(visible(line) for fv in result.versions for line in held_lines(fv))
     # Inputs that could not be read are not repeated here: the CLI prints one line each on stderr.
     counts = result.counts()
     summary = (f"{_plural(len(result.files), 'file')} checked: {_plural(counts['error'], 'error')}, "

@@ -68,7 +68,10 @@ def test_helm_values_name_no_version_so_the_default_is_said_and_renames_wait(tmp
     # Not "config.yaml is read by Flink 1.19+": a chart writes these values for whatever Flink it runs.
     assert (version.source, str(version.version)) == ("default", "1.20")
     renames = [f for f in result.findings if f.code == "FTC003"]
-    assert {f.location.key for f in renames} == {"state.backend", "state.checkpoints.dir"}
+    # state.checkpoints.dir's rename (1.20) is right for 5 of the 12 releases a chart may run (1.13-2.3):
+    # held back and named (test_version_notes.py).
+    assert {f.location.key for f in renames} == {"state.backend"}
+    assert [key for _line, key, _new, _since in version.held] == ["state.checkpoints.dir"]
     for finding in renames:
         assert str(finding.severity) == "info" and "nothing names the file's version" in finding.message
         assert str(finding.fix.applicability) == "manual"

@@ -86,6 +86,7 @@ class FileLabels:
     version: str        # the Flink version the file was written for
     container: bool
     labels: tuple[Label, ...]
+    version_why: str = ""   # where the version comes from when the file does not say it
 
 
 @dataclass(frozen=True)
@@ -113,7 +114,8 @@ def load_files(path: Path = LABELS) -> dict[str, FileLabels]:
     for name, entry in data["files"].items():
         labels = tuple(Label(name, str(k), int(line), str(cat), str(sev), str(why))
                        for k, line, cat, sev, why in entry.get("labels") or [])
-        out[name] = FileLabels(str(entry["version"]), bool(entry.get("container")), labels)
+        out[name] = FileLabels(str(entry["version"]), bool(entry.get("container")), labels,
+                               str(entry.get("version_why") or ""))
     return out
 
 
@@ -342,6 +344,12 @@ def test_precision_and_recall_as_the_command_line_lints() -> None:
     print(report(scored))
     assert scored.recall >= 0.90, report(scored)
     # 80 % before content inference used legacy keys and the file format (issue 14 item 5), 88 %
-    # before the official image tag of a manifest and a comment naming the version were read; the
-    # rest are 1.17/1.20-era deprecations in files whose content cannot tell 1.17 from 1.20.
-    assert scored.precision >= 0.90, report(scored)
+    # before the official image tag of a manifest and a comment naming the version were read, 91 %
+    # while deprecations that hold for few of the releases a file fits were reported at the default
+    # version (runner._held_deprecations); the rest are deprecations in files whose content cannot
+    # tell an older release from a newer one.
+    assert scored.precision >= 0.95, report(scored)
+    for name, part in score_by_class(labels, rows).items():
+        assert part.recall >= 0.90, f"{name}: " + report(part)
+        # The catalog class (measured 94.6 %) holds the deprecations no file content can date.
+        assert part.precision >= (0.93 if name.startswith("6 ") else 0.95), f"{name}: " + report(part)

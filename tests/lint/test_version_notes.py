@@ -2,8 +2,11 @@
 lint did not read without saying so): a version inferred from the keys, or flinktune's default (1.20)
 when nothing names one. A stated version (a comment, --flink-version) adds nothing.
 
-Flink fact: ``state.checkpoints.dir`` is deprecated from 1.20 for ``execution.checkpointing.dir``
-(CheckpointingOptions @1.20; the catalog, flinktune/data/flink_options.json).
+Flink facts (the catalog, flinktune/data/flink_options.json, from each release's option classes):
+``state.backend`` is deprecated from 1.17 for ``state.backend.type`` (StateBackendOptions @1.17);
+``state.checkpoints.dir`` from 1.20 for ``execution.checkpointing.dir`` (CheckpointingOptions @1.20);
+``queryable-state.proxy.ports`` from 1.18 with no successor (QueryableStateOptions, @Deprecated with
+the whole of queryable state in 1.18). A flat flink-conf.yaml is read by 1.13-1.20 (never 2.x: FLINK-33677).
 """
 
 from __future__ import annotations
@@ -23,10 +26,46 @@ def _messages(path: Path, options: LintOptions | None = None) -> dict[str, str]:
 
 def test_a_deprecation_at_the_default_version_says_it_was_assumed(tmp_path: Path) -> None:
     conf = tmp_path / "flink-conf.yaml"
-    conf.write_text("state.checkpoints.dir: s3://bucket/cp\ntaskmanager.numberOfTaskSlots: 2\n")
+    conf.write_text("state.backend: rocksdb\ntaskmanager.numberOfTaskSlots: 2\n")
     message = _messages(conf)["FTC003"]
     assert "judged at Flink 1.20, the default: nothing names the file's version" in message
     assert NOTE in message
+
+
+def test_a_deprecation_true_for_few_of_the_releases_the_file_fits_is_held_back_and_named(
+        tmp_path: Path) -> None:
+    """At the default version, a flink-conf.yaml may be for any of 1.13-1.20. 1.20's rename of
+    state.checkpoints.dir holds for one of those eight releases (and drops the setting on the seven
+    others): not a finding, but one line naming it. 1.18's queryable-state deprecation holds for three
+    of eight: held too. 1.17's state.backend rename, right for four of eight, stays a finding."""
+    from flinktune.report.json_report import render_json
+    from flinktune.report.text import render_text
+
+    conf = tmp_path / "flink-conf.yaml"
+    conf.write_text("state.checkpoints.dir: s3://bucket/cp\nqueryable-state.proxy.ports: 9069\n"
+                    "state.backend: rocksdb\n")
+    result = lint_paths([str(conf)], LintOptions())
+    assert {(f.code, f.location.key) for f in result.findings if f.code in ("FTC003", "FTC006")} == {
+        ("FTC003", "state.backend")}
+    [version] = result.versions
+    assert [(line, key, new, str(since)) for line, key, new, since in version.held] == [
+        (1, "state.checkpoints.dir", "execution.checkpointing.dir", "1.20"),
+        (2, "queryable-state.proxy.ports", None, "1.18")]
+    text = render_text(result)
+    assert ("not reported: 1 key deprecated in Flink 1.20 (state.checkpoints.dir (line 1) -> "
+            "execution.checkpointing.dir): it holds only from Flink 1.20 on") in text
+    assert "1 key deprecated in Flink 1.18 (queryable-state.proxy.ports (line 2))" in text
+    assert '"held_deprecations"' in render_json(result)
+    # Stated, they are findings again.
+    for stated in (LintOptions(flink_version=parse_version("1.20")),):
+        found = lint_paths([str(conf)], stated)
+        assert {f.location.key for f in found.findings if f.code in ("FTC003", "FTC006")} == {
+            "state.checkpoints.dir", "queryable-state.proxy.ports", "state.backend"}
+        assert not found.versions[0].held
+    # Content that fits only newer releases: 1.20's rename is right for most of them and is reported.
+    newer = tmp_path / "newer.yaml"
+    newer.write_text("state.checkpoints.dir: s3://bucket/cp\nexecution.checkpointing.savepoint-dir: s3://b/sp\n")
+    assert "FTC003" in _messages(newer)
 
 
 def test_a_stated_version_adds_no_note(tmp_path: Path) -> None:
@@ -48,19 +87,19 @@ def test_a_finding_that_holds_in_every_version_adds_no_note(tmp_path: Path) -> N
 
 def test_a_rename_older_releases_cannot_read_is_info_and_not_applied_at_an_unstated_version(
         tmp_path: Path) -> None:
-    """execution.checkpointing.dir exists only from 1.20 (CheckpointingOptions @1.20; before, the
-    catalog has only state.checkpoints.dir): renaming on a 1.19 cluster would drop the setting, since
-    Flink ignores keys it does not know. Unstated version: info, manual, not written by --fix."""
+    """state.backend.type exists only from 1.17 (StateBackendOptions @1.17; before, the catalog has only
+    state.backend): renaming on a 1.16 cluster would drop the setting, since Flink ignores keys it does
+    not know. Unstated version: info, manual, not written by --fix."""
     from flinktune.change import Applicability
     from flinktune.findings import Severity
 
     conf = tmp_path / "flink-conf.yaml"
-    text = "state.checkpoints.dir: s3://bucket/cp\ntaskmanager.numberOfTaskSlots: 2\n"
+    text = "state.backend: rocksdb\ntaskmanager.numberOfTaskSlots: 2\n"
     conf.write_text(text)
     finding = next(f for f in lint_paths([str(conf)], LintOptions()).findings if f.code == "FTC003")
     assert finding.severity is Severity.INFO
     assert finding.fix is not None and finding.fix.applicability is Applicability.MANUAL
-    assert "Flink 1.19 and earlier, which also read this key, do not read 'execution.checkpointing.dir'" \
+    assert "Flink 1.16 and earlier, which also read this key, do not read 'state.backend.type'" \
         in finding.message
     lint_paths([str(conf)], LintOptions(fix=True))
     assert conf.read_text() == text
@@ -69,7 +108,7 @@ def test_a_rename_older_releases_cannot_read_is_info_and_not_applied_at_an_unsta
     finding = next(f for f in stated.findings if f.code == "FTC003")
     assert finding.severity is Severity.WARNING and finding.fix.applicability is Applicability.SAFE  # type: ignore[union-attr]
     lint_paths([str(conf)], LintOptions(fix=True, flink_version=parse_version("1.20")))
-    assert "execution.checkpointing.dir: s3://bucket/cp" in conf.read_text()
+    assert "state.backend.type: rocksdb" in conf.read_text()
 
 
 def test_a_release_older_than_the_catalogs_says_so_and_leaves_renames_to_the_user(tmp_path: Path) -> None:
