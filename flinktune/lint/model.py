@@ -64,7 +64,8 @@ class FileVersion(Record):
     held: tuple[tuple[int | None, str, str | None, FlinkVersion], ...]
 
     def __init__(self, file: str, version: FlinkVersion, source: str, document: str | None = None,
-                 detail: str = "", held: tuple[tuple[int | None, str, str | None, FlinkVersion], ...] = ()) -> None:
+                 detail: str = "",
+                 held: tuple[tuple[int | None, str, str | None, FlinkVersion], ...] = ()) -> None:
         _store(self, (file, version, source, document, detail, held))
 
 

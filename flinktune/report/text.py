@@ -86,10 +86,11 @@ def held_lines(fv: FileVersion) -> list[str]:
     out = []
     for since, keys in by_release.items():
         many = len(keys) > 1
+        hold = "they hold" if many else "it holds"
         out.append(f"{fv.file}{name}: not reported: {len(keys)} key{'s' if many else ''} deprecated in Flink "
-                   f"{since} ({', '.join(keys)}): {'they hold' if many else 'it holds'} only from Flink {since} "
-                   f"on, and nothing names this file's version (checked against Flink {fv.version}, the "
-                   "default); state it with `# flinktune: flink-version=` or --flink-version to have "
+                   f"{since} ({', '.join(keys)}): {hold} only from Flink {since} on, and nothing names this "
+                   f"file's version (checked against Flink {fv.version}, the default); state it with "
+                   "`# flinktune: flink-version=` or --flink-version to have "
                    f"{'them' if many else 'it'} reported.")
     return out
 

@@ -121,8 +121,9 @@ def test_a_flinkdeployment_beside_a_standalone_cluster_is_not_part_of_it(tmp_pat
     assert not [f for f in result.findings if f.code == "FTC117"], [f.message for f in result.findings]
     # The same JobManager with a TaskManager of its own that lacks the directory is reported.
     first, rest = DEPLOYMENT.rsplit("---\n", 1)
-    tm_alone = rest.replace("          volumeMounts:\n            - {name: conf, mountPath: /opt/flink/conf}\n", "") \
-        .replace("      volumes:\n        - name: conf\n          configMap: {name: flink-config}\n", "")
+    mount = "          volumeMounts:\n            - {name: conf, mountPath: /opt/flink/conf}\n"
+    volume = "      volumes:\n        - name: conf\n          configMap: {name: flink-config}\n"
+    tm_alone = rest.replace(mount, "").replace(volume, "")
     (tmp_path / "cluster.yaml").write_text(first + "---\n" + tm_alone, encoding="utf-8")
     result = lint_paths([str(tmp_path)], LintOptions())
     [finding] = [f for f in result.findings if f.code == "FTC117"]
