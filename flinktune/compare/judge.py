@@ -416,7 +416,7 @@ def compare_runs(
     # The autocorrelation of each family, pooled over every series of it on both sides.
     pooled: dict[str, list[np.ndarray]] = {}
     for c in candidates:
-        if c.per_batch is None:
+        if c.per_batch is None and _least(c.figure) != MIN_CHECKPOINTS:
             pooled.setdefault(c.figure.family, []).extend(
                 [_transform(c.figure, c.before), _transform(c.figure, c.after)]
             )
@@ -433,9 +433,14 @@ def compare_runs(
             continue
         acf = acfs.get(c.figure.family, np.array([1.0]))
         least = _least(c.figure)
-        minimum = 1 if least == MIN_CHECKPOINTS else stats.MIN_BATCH
-        b = stats.batch_size(acf, n, minimum, tail) if n >= least else 1
-        c.sides = (_side(c, 0, acf, b), _side(c, 1, acf, b))
+        if least == MIN_CHECKPOINTS:
+            # Events, not windows: unbatched, with an assumed correlation (stats.EVENT_CORRELATION_FLOOR).
+            before_x, after_x = _transform(c.figure, c.before), _transform(c.figure, c.after)
+            rho = stats.event_correlation(before_x, after_x)
+            c.sides = (stats.event_side(before_x, rho), stats.event_side(after_x, rho))
+        else:
+            b = stats.batch_size(acf, n, stats.MIN_BATCH, tail) if n >= least else 1
+            c.sides = (_side(c, 0, acf, b), _side(c, 1, acf, b))
         # A figure that does not vary on either side (back pressure at 0% all along) cannot be called
         # by chance: it spends none of the error rate.
         if (

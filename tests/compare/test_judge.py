@@ -8,7 +8,7 @@ import pytest
 
 from flinktune.compare import expected
 from flinktune.compare import figures as fg
-from flinktune.compare.judge import compare_runs
+from flinktune.compare.judge import NOTE_WIDE, compare_runs
 from flinktune.errors import MetricsError
 
 from .runs import VERTICES, noisy_vertex, run  # type: ignore[import-not-found]
@@ -106,13 +106,18 @@ def test_checkpoints_started_in_the_warm_up_are_not_counted() -> None:
     before, after = _job(20), _job(21, label="after")
     start_ms = before.job.window_ms[0]
     # The first two start before the window (the warm-up); the second completes inside it. Counted by
-    # completion, the four make a trend whose interval says nothing (-100% .. +4e20%): no change.
-    before = _with_log(before, [5.1, 8.7, 14.2, 15.7, 15.7], start_ms - 6_000)
+    # completion, they would make a trend whose interval says nothing (-100% .. +4e20%): no change.
+    ramp = _with_log(before, [5.1, 8.7, 9.9, 10.1, 10.2, 9.8, 10.0], start_ms - 6_000)
     after = _with_log(after, [3.0, 2.9, 3.1, 2.9, 3.0, 2.8, 3.0], after.job.window_ms[0])
-    comparison = compare_runs(before, after)
+    comparison = compare_runs(ramp, after)
     duration = _by_name(comparison, None, "checkpoint_duration")
-    assert comparison.before.checkpoints == 3 and duration.before == pytest.approx(15.7)
+    assert comparison.before.checkpoints == 5 and duration.before == pytest.approx(10.0)
     assert duration.verdict == fg.BETTER and duration.high < 0, duration
+    # Three settled checkpoints are too few at the stated confidence, under the correlation compare
+    # assumes (stats.EVENT_CORRELATION_FLOOR): said so, not called.
+    three = _with_log(before, [5.1, 8.7, 14.2, 15.7, 15.7], start_ms - 6_000)
+    duration = _by_name(compare_runs(three, after), None, "checkpoint_duration")
+    assert (duration.verdict, duration.note, duration.informative) == (fg.SAME, NOTE_WIDE, False), duration
 
 
 def test_checkpoints_still_settling_after_the_warm_up_are_named_with_the_warm_up_that_skips_them() -> None:
