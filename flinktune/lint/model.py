@@ -59,7 +59,7 @@ class FileVersion(Record):
     source: str          # flag | comment | file | project | inferred | config.yaml | default
     document: str | None
     detail: str          # what in the file said it ("spec.flinkVersion", "image flink:1.18", the keys)
-    # Deprecations not reported as findings at the default version (runner._held_deprecations): (line,
+    # Deprecations not reported as findings at a version nobody named (runner._held_deprecations): (line,
     # key, new key or None, the first release they hold for), in file order.
     held: tuple[tuple[int | None, str, str | None, FlinkVersion], ...]
 

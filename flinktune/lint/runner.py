@@ -286,13 +286,13 @@ _DEPRECATION_CODES = frozenset({"FTC003", "FTC006"})
 
 def _held_deprecations(found: list[Finding], document: ConfigDocument
                        ) -> tuple[list[Finding], tuple[tuple[int | None, str, str | None, Any], ...]]:
-    """At the default version (nothing names the file's version), the deprecations that hold for fewer
-    than half of the releases the file's content fits (a key 1.20 deprecated, in a flink-conf.yaml that
-    1.13-1.20 all read: one release of eight). For a rename, the releases it is right for are those
-    that read the new key too: on the others the rename would drop the setting. Such findings would be
-    wrong, or unsafe to follow, for most releases the file may be for: they are held back and the
-    report names them in one line. Returns the findings kept and (line, key, new key or None, the
-    first release they hold for) of each one held."""
+    """At a version nobody named (the default, or a range inferred from the content), the deprecations
+    that hold for fewer than half of the releases the file's content fits (a key 1.20 deprecated, in a
+    flink-conf.yaml that 1.13-1.20 all read: one release of eight). For a rename, the releases it is
+    right for are those that read the new key too: on the others the rename would drop the setting.
+    Such findings would be wrong, or unsafe to follow, for most releases the file may be for: they are
+    held back and the report names them in one line. Returns the findings kept and (line, key, new key
+    or None, the first release they hold for) of each one held."""
     candidates = [f for f in found if f.code in _DEPRECATION_CODES and f.location.key]
     if not candidates:
         return found, ()
@@ -304,14 +304,13 @@ def _held_deprecations(found: list[Finding], document: ConfigDocument
     held: dict[int, tuple[int | None, str, str | None, Any]] = {}
     for finding in candidates:
         key = finding.location.key
-        since, _ = catalog.deprecation(key)
+        statuses = [catalog.lookup(key, v) for v in fits]
+        reading = [s.version for s in statuses if s.is_known]
+        since = next((s.deprecated_since for s in statuses if s.deprecated_since is not None), None)
         fix = finding.fix
         renamed = fix.new_key if fix is not None and fix.action == "rename" else None
-        old_readers = set(catalog.versions_with(key))
-        reading = [v for v in fits if v in old_readers]
         if renamed:
-            new_readers = set(catalog.versions_with(renamed))
-            right = [v for v in reading if v in new_readers]
+            right = [v for v in reading if catalog.lookup(renamed, v).is_known]
         else:
             right = [v for v in reading if since is not None and since <= v]
         if reading and 2 * len(right) < len(reading):
@@ -413,7 +412,9 @@ def _lint_documents(outcome: _FileOutcome, documents: list[ConfigDocument], text
                       "please report it (FLINKTUNE_DEBUG=1 shows the traceback)"))
             found = []
         held: tuple[tuple[int | None, str, str | None, Any], ...] = ()
-        if situation.version.source == "default":
+        if situation.version.source == "default" or (
+                situation.version.source == "inferred" and situation.version.line is None):
+            # (an inferred version with a line is one a comment names: the file says it)
             found, held = _held_deprecations(found, document)
         outcome.versions.append(FileVersion(path, version, situation.version.source, document.name,
                                             situation.version.detail or "", held))

@@ -76,20 +76,22 @@ def _finding_lines(finding: Finding, result: LintResult, color: bool, verbose: b
 
 
 def held_lines(fv: FileVersion) -> list[str]:
-    """One line per release for the deprecations held back at the default version
+    """One line per release for the deprecations held back at a version nobody named
     (runner._held_deprecations)."""
     by_release: dict[object, list[str]] = {}
     for line, key, new_key, since in fv.held:
         where = f" (line {line})" if line is not None else ""
         by_release.setdefault(since, []).append(f"{key}{where} -> {new_key}" if new_key else f"{key}{where}")
     name = f" ({fv.document})" if fv.document else ""
+    checked = (f"checked against Flink {fv.version}, inferred: {fv.detail}" if fv.source == "inferred"
+               else f"checked against Flink {fv.version}, the default")
     out = []
     for since, keys in by_release.items():
         many = len(keys) > 1
         hold = "they hold" if many else "it holds"
         out.append(f"{fv.file}{name}: not reported: {len(keys)} key{'s' if many else ''} deprecated in Flink "
                    f"{since} ({', '.join(keys)}): {hold} only from Flink {since} on, and nothing names this "
-                   f"file's version (checked against Flink {fv.version}, the default); state it with "
+                   f"file's version ({checked}); state it with "
                    "`# flinktune: flink-version=` or --flink-version to have "
                    f"{'them' if many else 'it'} reported.")
     return out

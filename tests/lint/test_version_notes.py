@@ -134,3 +134,26 @@ def test_a_release_older_than_the_catalogs_says_so_and_leaves_renames_to_the_use
     compose.write_text(compose.read_text().replace("1.9.1", "1.13.6"))
     [finding] = [f for f in lint_paths([str(tmp_path)], LintOptions()).findings if f.code == "FTC003"]
     assert "older than" not in finding.message and str(finding.fix.applicability) == "safe"
+
+
+def test_an_inferred_range_holds_back_what_holds_for_few_of_its_releases(tmp_path: Path) -> None:
+    """An Akka key deprecated before 1.13 shows an old file, and state.backend without state.backend.type
+    one written before 1.17: a flink-conf.yaml of 1.13-1.16 (inferred). A reporter configured by '.class'
+    is deprecated from 1.16 (the reporter factory replaced it): one release of those four, held back;
+    the line says what the version was inferred from."""
+    from flinktune.report.text import render_text
+
+    conf = tmp_path / "flink-conf.yaml"
+    conf.write_text("akka.watch.heartbeat.interval: 10 s\nstate.backend: rocksdb\n"
+                    "metrics.reporter.prom.class: org.apache.flink.metrics.prometheus.PrometheusReporter\n")
+    result = lint_paths([str(conf)], LintOptions())
+    [version] = result.versions
+    assert version.source == "inferred" and str(version.version) == "1.16", version
+    assert [key for _line, key, _new, _since in version.held] == ["metrics.reporter.prom.class"]
+    assert not [f for f in result.findings if f.location.key == "metrics.reporter.prom.class"
+                and f.code in ("FTC003", "FTC006")]
+    assert "checked against Flink 1.16, inferred: Flink 1.13-1.16" in render_text(result)
+    # A comment naming the version is the file's word: nothing held.
+    named = tmp_path / "named.yaml"
+    named.write_text("# settings for Flink 1.16\n" + conf.read_text())
+    assert not lint_paths([str(named)], LintOptions()).versions[0].held
