@@ -351,5 +351,4 @@ def test_precision_and_recall_as_the_command_line_lints() -> None:
     assert scored.precision >= 0.95, report(scored)
     for name, part in score_by_class(labels, rows).items():
         assert part.recall >= 0.90, f"{name}: " + report(part)
-        # The catalog class (measured 94.6 %) holds the deprecations no file content can date.
-        assert part.precision >= (0.93 if name.startswith("6 ") else 0.95), f"{name}: " + report(part)
+        assert part.precision >= 0.95, f"{name}: " + report(part)
