@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from flinktune.findings import Severity
 from flinktune.lint.model import LintResult
-from flinktune.report.text import visible
+from flinktune.report.text import held_lines, visible
 
 _COMMAND = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "notice"}
 
@@ -41,6 +41,8 @@ def render_github(result: LintResult) -> str:
     for problem in result.problems:
         out.append(_command("error", f"not linted: {problem.message}", problem.file, problem.line,
                             "flinktune: unreadable input"))
+    # Held-back deprecations are no annotation (not a finding): a line of the log says what they are.
+    out.extend(f"flinktune: {escape_data(line)}" for fv in result.versions for line in held_lines(fv))
     counts = result.counts()
     out.append(f"flinktune: {len(result.files)} files checked: {counts['error']} errors, "
                f"{counts['warning']} warnings, {counts['info']} info, {len(result.problems)} not linted")

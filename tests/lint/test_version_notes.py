@@ -56,6 +56,11 @@ def test_a_deprecation_true_for_few_of_the_releases_the_file_fits_is_held_back_a
             "execution.checkpointing.dir): it holds only from Flink 1.20 on") in text
     assert "1 key deprecated in Flink 1.18 (queryable-state.proxy.ports (line 2))" in text
     assert '"held_deprecations"' in render_json(result)
+    from flinktune.report.github import render_github
+
+    github = render_github(result)
+    assert "flinktune: " + str(conf) + ": not reported: 1 key deprecated in Flink 1.20" in github
+    assert "::" not in "".join(line for line in github.splitlines() if "not reported" in line)
     # Stated, they are findings again.
     for stated in (LintOptions(flink_version=parse_version("1.20")),):
         found = lint_paths([str(conf)], stated)
