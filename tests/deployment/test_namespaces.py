@@ -13,7 +13,7 @@ from pathlib import Path
 
 from flinktune.lint import LintOptions, lint_paths
 
-DEPLOYMENT = """apiVersion: v1
+CONFIGMAP = """apiVersion: v1
 kind: ConfigMap
 metadata:
   name: flink-config
@@ -22,43 +22,21 @@ data:
   flink-conf.yaml: |
     jobmanager.rpc.address: flink-jobmanager
     state.checkpoints.dir: s3://bucket/checkpoints
----
-apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: flink-jobmanager
-  namespace: flink
-spec:
-  template:
-    spec:
-      containers:
-        - name: jobmanager
-          image: flink:1.18-scala_2.12-java11
-          args: ["jobmanager"]
-          volumeMounts:
-            - {name: conf, mountPath: /opt/flink/conf}
-      volumes:
-        - name: conf
-          configMap: {name: flink-config}
----
-apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: flink-taskmanager
-  namespace: flink
-spec:
-  template:
-    spec:
-      containers:
-        - name: taskmanager
-          image: flink:1.18-scala_2.12-java11
-          args: ["taskmanager"]
-          volumeMounts:
-            - {name: conf, mountPath: /opt/flink/conf}
-      volumes:
-        - name: conf
-          configMap: {name: flink-config}
 """
+
+
+def _workload(role: str, mounted: bool = True) -> str:
+    """A Deployment of namespace flink running the official 1.18 image as ``role``, with the ConfigMap
+    flink-config as its conf folder when ``mounted``."""
+    mount = ("          volumeMounts:\n            - {name: conf, mountPath: /opt/flink/conf}\n"
+             "      volumes:\n        - name: conf\n          configMap: {name: flink-config}\n")
+    return (f"apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: flink-{role}\n  namespace: flink\n"
+            f"spec:\n  template:\n    spec:\n      containers:\n        - name: {role}\n"
+            f"          image: flink:1.18-scala_2.12-java11\n          args: [\"{role}\"]\n"
+            + (mount if mounted else ""))
+
+
+DEPLOYMENT = "---\n".join([CONFIGMAP, _workload("jobmanager"), _workload("taskmanager")])
 
 # Another project's ConfigMap of the same name, with no namespace: a folder of collected manifests.
 OTHER = """apiVersion: v1
@@ -103,7 +81,7 @@ def test_a_configmap_declared_in_the_pods_namespace_is_the_one_it_mounts(tmp_pat
 
 def test_a_configmap_that_names_no_namespace_is_still_mounted_when_it_is_the_only_one(tmp_path: Path) -> None:
     # Without the namespaced twin, the unnamespaced ConfigMap is the one `kubectl apply -n flink` creates.
-    workloads = DEPLOYMENT.split("---\n", 1)[1]
+    workloads = "---\n".join([_workload("jobmanager"), _workload("taskmanager")])
     (tmp_path / "cluster.yaml").write_text(workloads, encoding="utf-8")
     configmap = tmp_path / "configmap.yaml"
     configmap.write_text(OTHER, encoding="utf-8")
@@ -120,11 +98,8 @@ def test_a_flinkdeployment_beside_a_standalone_cluster_is_not_part_of_it(tmp_pat
     result = lint_paths([str(tmp_path)], LintOptions())
     assert not [f for f in result.findings if f.code == "FTC117"], [f.message for f in result.findings]
     # The same JobManager with a TaskManager of its own that lacks the directory is reported.
-    first, rest = DEPLOYMENT.rsplit("---\n", 1)
-    mount = "          volumeMounts:\n            - {name: conf, mountPath: /opt/flink/conf}\n"
-    volume = "      volumes:\n        - name: conf\n          configMap: {name: flink-config}\n"
-    tm_alone = rest.replace(mount, "").replace(volume, "")
-    (tmp_path / "cluster.yaml").write_text(first + "---\n" + tm_alone, encoding="utf-8")
+    lacking = "---\n".join([CONFIGMAP, _workload("jobmanager"), _workload("taskmanager", mounted=False)])
+    (tmp_path / "cluster.yaml").write_text(lacking, encoding="utf-8")
     result = lint_paths([str(tmp_path)], LintOptions())
     [finding] = [f for f in result.findings if f.code == "FTC117"]
     assert "flink-taskmanager" in finding.message and "other-job" not in finding.message
