@@ -284,7 +284,7 @@ def _dead_rename(finding: Finding, document: ConfigDocument) -> Finding:
 _DEPRECATION_CODES = frozenset({"FTC003", "FTC006"})
 
 
-def _held_deprecations(found: list[Finding], document: ConfigDocument
+def _held_deprecations(found: list[Finding], document: ConfigDocument, options: LintOptions
                        ) -> tuple[list[Finding], tuple[tuple[int | None, str, str | None, Any], ...]]:
     """At a version nobody named (the default, or a range inferred from the content), the deprecations
     that hold for fewer than half of the releases the file's content fits (a key 1.20 deprecated, in a
@@ -292,8 +292,10 @@ def _held_deprecations(found: list[Finding], document: ConfigDocument
     right for are those that read the new key too: on the others the rename would drop the setting.
     Such findings would be wrong, or unsafe to follow, for most releases the file may be for: they are
     held back and the report names them in one line. Returns the findings kept and (line, key, new key
-    or None, the first release they hold for) of each one held."""
-    candidates = [f for f in found if f.code in _DEPRECATION_CODES and f.location.key]
+    or None, the first release they hold for) of each one held. A rule the run does not select
+    (--select, --ignore) holds nothing back: its findings are dropped anyway."""
+    candidates = [f for f in found if f.code in _DEPRECATION_CODES and f.location.key
+                  and is_selected(f.code, options.select, options.ignore)]
     if not candidates:
         return found, ()
     from flinktune.config.catalog import load_catalog
@@ -415,7 +417,7 @@ def _lint_documents(outcome: _FileOutcome, documents: list[ConfigDocument], text
         if situation.version.source == "default" or (
                 situation.version.source == "inferred" and situation.version.line is None):
             # (an inferred version with a line is one a comment names: the file says it)
-            found, held = _held_deprecations(found, document)
+            found, held = _held_deprecations(found, document, options)
         outcome.versions.append(FileVersion(path, version, situation.version.source, document.name,
                                             situation.version.detail or "", held))
         if situation.version.source in ("inferred", "default"):
