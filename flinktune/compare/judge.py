@@ -431,7 +431,6 @@ def compare_runs(
         n = min(_count(c.before), _count(c.after))
         if _count(c.before) == 0 or _count(c.after) == 0:
             continue
-        acf = acfs.get(c.figure.family, np.array([1.0]))
         least = _least(c.figure)
         if least == MIN_CHECKPOINTS:
             # Events, not windows: unbatched, with an assumed correlation (stats.EVENT_CORRELATION_FLOOR).
@@ -439,6 +438,7 @@ def compare_runs(
             rho = stats.event_correlation(before_x, after_x)
             c.sides = (stats.event_side(before_x, rho), stats.event_side(after_x, rho))
         else:
+            acf = acfs.get(c.figure.family, np.array([1.0]))
             b = stats.batch_size(acf, n, stats.MIN_BATCH, tail) if n >= least else 1
             c.sides = (_side(c, 0, acf, b), _side(c, 1, acf, b))
         # A figure that does not vary on either side (back pressure at 0% all along) cannot be called
